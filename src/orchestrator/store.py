@@ -1,0 +1,599 @@
+"""Durable run state: the single source of truth every decision is derived from.
+
+SQLite by default (WAL, foreign keys on), any SQLAlchemy URL otherwise. Migrations are applied on
+open, so a newer orchestrator can always read an older run. State changes that belong together
+(an attempt's verdict and its task's status, an answer and the task's reset) share one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+from orchestrator.models import Plan, TaskStatus, UserError
+from orchestrator.schema import attempts, escalations, events, runs, tasks
+
+Row = dict[str, Any]
+
+
+class RunLocked(UserError):
+    """Another live process is driving this run."""
+
+
+class AlreadyAnswered(UserError):
+    """An escalation may be answered once; the first answer stands."""
+
+
+def default_url(base: Path | None = None) -> str:
+    env = os.environ.get("ORCHESTRATOR_DB")
+    if env:
+        return env
+    base = base or Path.cwd()
+    return f"sqlite:///{(base / '.orchestrator' / 'state.db').as_posix()}"
+
+
+def _normalise_url(url: str) -> str:
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Store:
+    """All reads and writes of run state go through here (parameterised statements only)."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = _normalise_url(url or default_url())
+        self.engine = self._connect(self.url)
+        self._migrate()
+
+    @staticmethod
+    def _connect(url: str) -> Engine:
+        try:
+            if url.startswith("sqlite"):
+                path = url.split("///", 1)[1] if "///" in url else ""
+                if path and path != ":memory:":
+                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                engine = create_engine(url, connect_args={"timeout": 30})
+
+                @event.listens_for(engine, "connect")
+                def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+                    cur = dbapi_conn.cursor()
+                    cur.execute("PRAGMA journal_mode=WAL")
+                    cur.execute("PRAGMA foreign_keys=ON")
+                    cur.execute("PRAGMA busy_timeout=30000")
+                    cur.close()
+
+                return engine
+            return create_engine(url, pool_pre_ping=True)
+        except (ArgumentError, NoSuchModuleError) as exc:
+            raise UserError(
+                f"cannot use database URL {url!r}: {exc}; check --db / ORCHESTRATOR_DB"
+            ) from None
+
+    def _migrate(self) -> None:
+        cfg = AlembicConfig()
+        cfg.set_main_option("script_location", str(files("orchestrator") / "migrations"))
+        try:
+            with self.engine.begin() as conn:
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+        except OperationalError as exc:
+            raise UserError(
+                f"cannot open the state database {self.url!r}: {exc.orig}; check --db / ORCHESTRATOR_DB"
+            ) from None
+
+    @contextmanager
+    def tx(self) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            yield conn
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- events -------------------------------------------------------------------------------
+    @staticmethod
+    def _event(
+        conn: Connection,
+        run_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        task_id: str | None = None,
+    ) -> None:
+        conn.execute(
+            insert(events).values(
+                run_id=run_id,
+                task_id=task_id,
+                ts=time.time(),
+                kind=kind,
+                payload_json=json.dumps(payload, default=str),
+            )
+        )
+
+    def add_event(
+        self, run_id: str, kind: str, payload: dict[str, Any], task_id: str | None = None
+    ) -> None:
+        with self.tx() as conn:
+            self._event(conn, run_id, kind, payload, task_id)
+
+    def events(self, run_id: str, kind: str | None = None) -> list[Row]:
+        q = select(events).where(events.c.run_id == run_id).order_by(events.c.id)
+        if kind:
+            q = q.where(events.c.kind == kind)
+        with self.engine.connect() as conn:
+            out = []
+            for r in conn.execute(q).mappings():
+                row = dict(r)
+                row["payload"] = json.loads(row.pop("payload_json"))
+                out.append(row)
+            return out
+
+    # -- runs ---------------------------------------------------------------------------------
+    def create_run(
+        self, run_id: str, plan: Plan, workdir: Path, agent: str, settings: dict[str, Any]
+    ) -> None:
+        now = time.time()
+        with self.tx() as conn:
+            conn.execute(
+                insert(runs).values(
+                    id=run_id,
+                    plan_path=plan.path,
+                    plan_json=plan.model_dump_json(),
+                    workdir=str(workdir),
+                    agent=agent,
+                    settings_json=json.dumps(settings, default=str),
+                    status="RUNNING",
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            for seq, task in enumerate(plan.tasks):
+                conn.execute(
+                    insert(tasks).values(
+                        run_id=run_id,
+                        task_id=task.id,
+                        seq=seq,
+                        title=task.title,
+                        status=TaskStatus.PENDING.value,
+                        attempts_since_resume=0,
+                        level=0,
+                        updated_at=now,
+                    )
+                )
+            self._event(
+                conn,
+                run_id,
+                "run_started",
+                {"plan": plan.path, "tasks": len(plan.tasks), "agent": agent},
+            )
+
+    def run(self, run_id: str) -> Row | None:
+        with self.engine.connect() as conn:
+            r = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+            return dict(r) if r else None
+
+    def latest_run_id(self) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(runs.c.id).order_by(runs.c.created_at.desc()).limit(1)
+            ).scalar()
+
+    def runs(self, limit: int = 50) -> list[Row]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(runs).order_by(runs.c.created_at.desc()).limit(limit)
+            ).mappings()
+            return [dict(r) for r in rows]
+
+    def plan(self, run_id: str) -> Plan:
+        run = self.run(run_id)
+        if run is None:
+            raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
+        return Plan.model_validate_json(run["plan_json"])
+
+    def set_run_status(self, run_id: str, status: str, **payload: Any) -> None:
+        with self.tx() as conn:
+            conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id)
+                .values(status=status, updated_at=time.time())
+            )
+            self._event(conn, run_id, "run_status", {"status": status, **payload})
+
+    def update_settings(self, run_id: str, settings: dict[str, Any]) -> None:
+        with self.tx() as conn:
+            conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id)
+                .values(settings_json=json.dumps(settings, default=str))
+            )
+
+    # -- the run lock: one runner per run; a dead owner's lock is taken over --------------------
+    def acquire_lock(self, run_id: str) -> str:
+        host, pid = socket.gethostname(), os.getpid()
+        token = f"{host}:{pid}:{uuid.uuid4().hex[:8]}"
+        with self.tx() as conn:
+            row = (
+                conn.execute(
+                    select(
+                        runs.c.lock_owner, runs.c.lock_pid, runs.c.lock_host, runs.c.lock_heartbeat
+                    ).where(runs.c.id == run_id)
+                )
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
+            if row["lock_owner"] and self._lock_live(row):
+                raise RunLocked(
+                    f"run {run_id} is already being driven by pid {row['lock_pid']} on {row['lock_host']}; "
+                    "wait for it to finish or stop it (Ctrl-C) before resuming"
+                )
+            taken = conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id)
+                .where(
+                    runs.c.lock_owner.is_(None)
+                    if row["lock_owner"] is None
+                    else runs.c.lock_owner == row["lock_owner"]
+                )
+                .values(lock_owner=token, lock_pid=pid, lock_host=host, lock_heartbeat=time.time())
+            ).rowcount
+            if taken != 1:
+                raise RunLocked(f"run {run_id} was taken by another runner just now; try again")
+            if row["lock_owner"]:
+                self._event(conn, run_id, "stale_lock_taken_over", {"previous": row["lock_owner"]})
+        return token
+
+    @staticmethod
+    def _lock_live(row: Any, stale_after: float = 120.0) -> bool:
+        if row["lock_host"] == socket.gethostname():
+            return bool(row["lock_pid"]) and _pid_alive(int(row["lock_pid"]))
+        return (
+            bool(row["lock_heartbeat"]) and time.time() - float(row["lock_heartbeat"]) < stale_after
+        )
+
+    def heartbeat(self, run_id: str, token: str) -> None:
+        with self.tx() as conn:
+            conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id, runs.c.lock_owner == token)
+                .values(lock_heartbeat=time.time())
+            )
+
+    def release_lock(self, run_id: str, token: str) -> None:
+        with self.tx() as conn:
+            conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id, runs.c.lock_owner == token)
+                .values(lock_owner=None, lock_pid=None, lock_host=None, lock_heartbeat=None)
+            )
+
+    # -- tasks ----------------------------------------------------------------------------------
+    def tasks(self, run_id: str) -> list[Row]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(tasks).where(tasks.c.run_id == run_id).order_by(tasks.c.seq)
+            ).mappings()
+            return [dict(r) for r in rows]
+
+    def task(self, run_id: str, task_id: str) -> Row:
+        with self.engine.connect() as conn:
+            r = (
+                conn.execute(
+                    select(tasks).where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
+                )
+                .mappings()
+                .first()
+            )
+        if r is None:
+            raise UserError(f"run {run_id} has no task {task_id!r}")
+        return dict(r)
+
+    def update_task(
+        self,
+        run_id: str,
+        task_id: str,
+        event_kind: str | None = None,
+        payload: dict[str, Any] | None = None,
+        **values: Any,
+    ) -> None:
+        with self.tx() as conn:
+            self._update_task(conn, run_id, task_id, **values)
+            if event_kind:
+                self._event(conn, run_id, event_kind, payload or {}, task_id)
+
+    @staticmethod
+    def _update_task(conn: Connection, run_id: str, task_id: str, **values: Any) -> None:
+        if "status" in values and isinstance(values["status"], TaskStatus):
+            values["status"] = values["status"].value
+        conn.execute(
+            update(tasks)
+            .where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
+            .values(updated_at=time.time(), **values)
+        )
+
+    # -- attempts -------------------------------------------------------------------------------
+    def begin_attempt(
+        self, run_id: str, task_id: str, artifact_dir: Path, agent: str, model: str | None = None
+    ) -> int:
+        """Record the attempt before the agent starts, so a crash mid-attempt is visible afterwards."""
+        with self.tx() as conn:
+            n = (
+                conn.execute(
+                    select(func.coalesce(func.max(attempts.c.number), 0)).where(
+                        attempts.c.run_id == run_id, attempts.c.task_id == task_id
+                    )
+                ).scalar_one()
+                + 1
+            )
+            conn.execute(
+                insert(attempts).values(
+                    run_id=run_id,
+                    task_id=task_id,
+                    number=n,
+                    started_at=time.time(),
+                    artifact_dir=str(artifact_dir / f"attempt-{n}"),
+                    agent=agent,
+                    model=model,
+                )
+            )
+            self._update_task(conn, run_id, task_id, status=TaskStatus.RUNNING.value)
+            self._event(conn, run_id, "attempt_started", {"attempt": n, "agent": agent}, task_id)
+        return n
+
+    def finish_attempt(
+        self,
+        run_id: str,
+        task_id: str,
+        number: int,
+        *,
+        verdict: str,
+        result: dict[str, Any],
+        task_values: dict[str, Any],
+        event_kind: str,
+        payload: dict[str, Any],
+    ) -> None:
+        """The attempt's verdict, its task's new state and the decision event: one transaction."""
+        now = time.time()
+        with self.tx() as conn:
+            started = conn.execute(
+                select(attempts.c.started_at).where(
+                    attempts.c.run_id == run_id,
+                    attempts.c.task_id == task_id,
+                    attempts.c.number == number,
+                )
+            ).scalar_one()
+            conn.execute(
+                update(attempts)
+                .where(
+                    attempts.c.run_id == run_id,
+                    attempts.c.task_id == task_id,
+                    attempts.c.number == number,
+                )
+                .values(verdict=verdict, ended_at=now, duration_s=now - started, **result)
+            )
+            self._update_task(conn, run_id, task_id, **task_values)
+            self._event(
+                conn,
+                run_id,
+                event_kind,
+                {"attempt": number, "verdict": verdict, **payload},
+                task_id,
+            )
+
+    def attempts(self, run_id: str, task_id: str | None = None) -> list[Row]:
+        q = select(attempts).where(attempts.c.run_id == run_id)
+        if task_id is not None:
+            q = q.where(attempts.c.task_id == task_id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(q.order_by(attempts.c.id)).mappings()]
+
+    def recover_interrupted(self, run_id: str) -> list[Row]:
+        """Attempts cut off by a crash or kill -9 become `interrupted`; their tasks go back to PENDING."""
+        now = time.time()
+        with self.tx() as conn:
+            cut = [
+                dict(r)
+                for r in conn.execute(
+                    select(attempts).where(
+                        attempts.c.run_id == run_id, attempts.c.verdict.is_(None)
+                    )
+                ).mappings()
+            ]
+            for a in cut:
+                conn.execute(
+                    update(attempts)
+                    .where(attempts.c.id == a["id"])
+                    .values(
+                        verdict="interrupted",
+                        ended_at=now,
+                        duration_s=now - a["started_at"],
+                        error_summary="attempt was cut off (crash, kill or Ctrl-C) before it finished",
+                    )
+                )
+                self._event(
+                    conn, run_id, "attempt_interrupted", {"attempt": a["number"]}, a["task_id"]
+                )
+            conn.execute(
+                update(tasks)
+                .where(tasks.c.run_id == run_id, tasks.c.status == TaskStatus.RUNNING.value)
+                .values(status=TaskStatus.PENDING.value, updated_at=now)
+            )
+        return cut
+
+    # -- escalations ------------------------------------------------------------------------------
+    def open_escalation(
+        self,
+        run_id: str,
+        task_id: str,
+        *,
+        question: str,
+        options: list[str],
+        recommendation: str | None,
+        category: str | None,
+        why: str | None,
+        level: int,
+        attempt_number: int | None,
+        detail: dict[str, Any] | None = None,
+        pause_task: bool = True,
+    ) -> int:
+        """The question and the task's PAUSED state are recorded together, before anyone is asked."""
+        with self.tx() as conn:
+            esc_id = conn.execute(
+                insert(escalations).values(
+                    run_id=run_id,
+                    task_id=task_id,
+                    attempt_number=attempt_number,
+                    level=level,
+                    category=category,
+                    question=question,
+                    options_json=json.dumps(options),
+                    recommendation=recommendation,
+                    why=why,
+                    detail_json=json.dumps(detail or {}, default=str),
+                    status="open",
+                    created_at=time.time(),
+                )
+            ).inserted_primary_key[0]  # type: ignore[index]
+            if pause_task:
+                self._update_task(
+                    conn, run_id, task_id, status=TaskStatus.PAUSED_FOR_INTERVENTION.value
+                )
+            self._event(
+                conn,
+                run_id,
+                "escalation_opened",
+                {
+                    "escalation_id": esc_id,
+                    "level": level,
+                    "category": category,
+                    "question": question,
+                },
+                task_id,
+            )
+        return int(esc_id)
+
+    def escalation(self, esc_id: int) -> Row | None:
+        with self.engine.connect() as conn:
+            r = (
+                conn.execute(select(escalations).where(escalations.c.id == esc_id))
+                .mappings()
+                .first()
+            )
+        return self._esc_row(r) if r else None
+
+    @staticmethod
+    def _esc_row(r: Any) -> Row:
+        row = dict(r)
+        row["options"] = json.loads(row.pop("options_json"))
+        row["detail"] = json.loads(row.pop("detail_json"))
+        return row
+
+    def escalations(self, run_id: str | None = None, *, open_only: bool = False) -> list[Row]:
+        q = select(escalations).order_by(escalations.c.id)
+        if run_id:
+            q = q.where(escalations.c.run_id == run_id)
+        if open_only:
+            q = q.where(escalations.c.status == "open")
+        with self.engine.connect() as conn:
+            return [self._esc_row(r) for r in conn.execute(q).mappings()]
+
+    def answer_escalation(
+        self, esc_id: int, *, response: str, kind: str, responder: str, channel: str
+    ) -> Row:
+        """First answer wins; a second one is refused and shown the first."""
+        now = time.time()
+        with self.tx() as conn:
+            row = (
+                conn.execute(select(escalations).where(escalations.c.id == esc_id))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise UserError(
+                    f"no escalation {esc_id}; `orchestrator escalations` lists the open ones"
+                )
+            if row["status"] != "open":
+                raise AlreadyAnswered(
+                    f"escalation {esc_id} was already answered by {row['responder']} via {row['channel']}: "
+                    f"{row['response']!r} ({row['response_kind']})"
+                )
+            done = conn.execute(
+                update(escalations)
+                .where(escalations.c.id == esc_id, escalations.c.status == "open")
+                .values(
+                    status="answered",
+                    response=response,
+                    response_kind=kind,
+                    responder=responder,
+                    channel=channel,
+                    answered_at=now,
+                    wait_s=now - row["created_at"],
+                )
+            ).rowcount
+            if done != 1:
+                raise AlreadyAnswered(f"escalation {esc_id} was answered by someone else just now")
+            self._event(
+                conn,
+                row["run_id"],
+                "escalation_answered",
+                {
+                    "escalation_id": esc_id,
+                    "response": response,
+                    "kind": kind,
+                    "responder": responder,
+                    "channel": channel,
+                    "wait_s": now - row["created_at"],
+                },
+                row["task_id"],
+            )
+        out = self.escalation(esc_id)
+        assert out is not None
+        return out
+
+    def resume_task(
+        self,
+        run_id: str,
+        task_id: str,
+        *,
+        guidance: str | None,
+        status: TaskStatus = TaskStatus.PENDING,
+        reason: str = "human_resume",
+    ) -> None:
+        """Counters reset and status changed in one transaction (seed 003's resume)."""
+        with self.tx() as conn:
+            self._update_task(
+                conn,
+                run_id,
+                task_id,
+                status=status.value,
+                attempts_since_resume=0,
+                level=0,
+                guidance=guidance,
+            )
+            self._event(
+                conn, run_id, "task_resumed", {"status": status.value, "reason": reason}, task_id
+            )
