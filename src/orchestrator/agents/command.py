@@ -1,0 +1,84 @@
+"""Any CLI agent from a command template, e.g. `my-agent --prompt-file {prompt_file}`."""
+
+from __future__ import annotations
+
+import shlex
+import time
+
+from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
+from orchestrator.agents.process import run_process
+from orchestrator.models import UserError
+
+PLACEHOLDERS = ("prompt_file", "workdir", "task_id")
+
+
+def render_argv(template: str, values: dict[str, str]) -> list[str]:
+    """Split the template first, then fill each argument: a value with spaces stays one argument."""
+    try:
+        parts = shlex.split(template)
+    except ValueError as exc:
+        raise UserError(f"--agent-cmd {template!r}: {exc}; fix the quoting") from None
+    if not parts:
+        raise UserError("--agent-cmd is empty; give the command that runs your agent")
+    out = []
+    for part in parts:
+        try:
+            out.append(part.format(**values))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise UserError(
+                f"--agent-cmd {template!r}: unknown placeholder {exc}; use {{prompt_file}}, {{workdir}} or {{task_id}}"
+            ) from None
+    return out
+
+
+class CommandAgent:
+    name = "command"
+
+    def __init__(self, template: str) -> None:
+        render_argv(template, dict.fromkeys(PLACEHOLDERS, "x"))  # fail at start, not mid-run
+        self.template = template
+
+    def run(self, ctx: AttemptContext) -> AgentResult:
+        argv = render_argv(
+            self.template,
+            {
+                "prompt_file": str(ctx.prompt_file),
+                "workdir": str(ctx.workdir),
+                "task_id": ctx.task.id,
+            },
+        )
+        started = time.monotonic()
+
+        def line(text: str) -> None:
+            if text.strip():
+                ctx.on_event(AgentEvent(kind="text", summary=text.strip()[:200]))
+
+        try:
+            proc = run_process(
+                argv,
+                cwd=ctx.workdir,
+                stdout_path=ctx.artifacts / "stdout.log",
+                stderr_path=ctx.artifacts / "stderr.log",
+                timeout=ctx.timeout,
+                on_line=line,
+            )
+        except FileNotFoundError:
+            return AgentResult(
+                output="",
+                exit_code=127,
+                error=f"agent command not found: {argv[0]!r}",
+                duration_s=time.monotonic() - started,
+            )
+        output = proc.stdout_tail()
+        error = None
+        if proc.timed_out:
+            error = f"agent timed out after {ctx.timeout:.0f}s and was killed"
+        elif proc.exit_code != 0:
+            error = f"agent exited with {proc.exit_code}: {proc.stderr_tail(2000).strip()[-500:]}"
+        return AgentResult(
+            output=output,
+            exit_code=proc.exit_code,
+            transcript_path=proc.stdout_path,
+            duration_s=proc.duration_s,
+            error=error,
+        )
