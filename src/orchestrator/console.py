@@ -1,0 +1,151 @@
+"""What a person watching a run sees: seed 000's console lines, a live line while the agent works,
+and a summary table at the end. Nothing here decides anything."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from orchestrator.agents.base import AgentEvent
+
+INDENT = " " * 11
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+def fmt_cost(cost: float | None) -> str:
+    return "-" if cost is None else f"${cost:.2f}"
+
+
+class _LiveLine:
+    """Re-rendered a few times a second, so the elapsed time ticks even when the agent is quiet."""
+
+    frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.started = time.monotonic()
+        self.last = "starting"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        elapsed = time.monotonic() - self.started
+        frame = self.frames[int(elapsed * 8) % len(self.frames)]
+        yield Text(
+            f"{INDENT}{frame} {fmt_duration(elapsed):>6}  {self.label}  → {self.last}"[
+                : options.max_width
+            ],
+            style="dim",
+        )
+
+
+class Reporter:
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False)
+
+    def line(self, text: str, style: str | None = None) -> None:
+        stamp = datetime.now().strftime("%H:%M:%S")
+        self.console.print(
+            f"[dim]\\[{stamp}][/dim] " + (f"[{style}]{text}[/{style}]" if style else text)
+        )
+
+    def note(self, text: str, style: str | None = None) -> None:
+        body = escape(text)
+        self.console.print(INDENT + (f"[{style}]{body}[/{style}]" if style else body))
+
+    def task_started(self, task_id: str, title: str) -> None:
+        self.line(f"[bold]Task {escape(task_id)}[/bold]: {escape(title)}")
+
+    def invoking(self, agent: str) -> None:
+        self.note(f"Invoking {agent}...")
+
+    @contextmanager
+    def live(self, label: str) -> Iterator[Any]:
+        """Yields an `on_event` callback that updates the live line (a no-op off a terminal)."""
+        state = _LiveLine(label)
+
+        def on_event(ev: AgentEvent) -> None:
+            state.last = ev.summary.replace("\n", " ")[:120]
+
+        if not self.console.is_terminal:
+            yield on_event
+            return
+        with Live(state, console=self.console, refresh_per_second=8, transient=True):
+            yield on_event
+
+    def completed(self, task_id: str, seconds: float, cost: float | None) -> None:
+        extra = (
+            f"{fmt_duration(seconds)}, {fmt_cost(cost)}"
+            if cost is not None
+            else fmt_duration(seconds)
+        )
+        self.line(f"Task {escape(task_id)}: [bold green]COMPLETED[/bold green] ({extra})")
+
+    def failed(self, task_id: str, attempt: int, max_attempts: int, reason: str) -> None:
+        self.line(
+            f"Task {escape(task_id)}: [bold red]FAILED[/bold red] (attempt {attempt}/{max_attempts})"
+        )
+        if reason:
+            for ln in reason.strip().splitlines()[:6]:
+                self.note(ln[:160], "dim")
+
+    def retrying(self, task_id: str, guidance: str | None = None) -> None:
+        self.line(f"Retrying Task {escape(task_id)}...")
+        if guidance:
+            self.note(f"Guidance: {guidance[:300]}", "cyan")
+
+    def summary(self, rows: list[dict[str, Any]], total_s: float) -> None:
+        table = Table(title="Run summary", title_justify="left")
+        for col in ("Task", "Title", "Status", "Attempts", "Duration", "Cost"):
+            table.add_column(
+                col, justify="right" if col in ("Attempts", "Duration", "Cost") else "left"
+            )
+        colours = {
+            "COMPLETED": "green",
+            "FAILED": "red",
+            "PAUSED_FOR_INTERVENTION": "yellow",
+            "SKIPPED": "dim",
+        }
+        for r in rows:
+            st = r["status"]
+            table.add_row(
+                escape(r["task_id"]),
+                escape(r["title"][:50]),
+                f"[{colours.get(st, 'white')}]{st}[/]",
+                str(r["attempts"]),
+                fmt_duration(r["duration_s"]),
+                fmt_cost(r["cost_usd"]),
+            )
+        cost = (
+            sum(r["cost_usd"] or 0 for r in rows)
+            if any(r["cost_usd"] is not None for r in rows)
+            else None
+        )
+        table.add_section()
+        table.add_row(
+            "",
+            "total",
+            "",
+            str(sum(r["attempts"] for r in rows)),
+            fmt_duration(total_s),
+            fmt_cost(cost),
+        )
+        self.console.print()
+        self.console.print(table)
