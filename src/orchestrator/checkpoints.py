@@ -1,0 +1,344 @@
+"""Checkpoints: a git commit of the workdir after every completed task, so plan revert is real.
+
+Commits go to the branch `orchestrator/<run-id>` and are made with plumbing only (a temporary
+index in the run folder, `add -A`, `write-tree`, `commit-tree`, `update-ref`): the user's HEAD,
+index, current branch and working files are never touched by a checkpoint. A workdir inside a
+git repository uses that repository (the first checkpoint's parent is the user's HEAD); any
+other workdir gets a private repository at `<run_folder>/git`.
+
+`preflight` refuses to start a run on a dirty tree, because a revert rewrites working files.
+It is for a *new* run only: on resume the lead does not call it, since the files left by the
+run's own interrupted attempt are exactly what the next checkpoint or revert deals with.
+`is_dirty` is there for a caller that wants to show them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from orchestrator.models import UserError
+
+__all__ = ["CHECKPOINT_TRAILER", "START_LABEL", "CheckpointError", "Checkpoints"]
+
+CHECKPOINT_TRAILER = "Orchestrator-Checkpoint"
+RUN_TRAILER = "Orchestrator-Run"
+START_LABEL = "start"
+
+# Whatever lives in a `.orchestrator/` folder (state, run folders, logs) is never snapshotted,
+# reverted or counted as a user change.
+_EXCLUDE_STATE = ":(exclude,glob)**/.orchestrator/**"
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "orchestrator",
+    "GIT_AUTHOR_EMAIL": "orchestrator@localhost",
+    "GIT_COMMITTER_NAME": "orchestrator",
+    "GIT_COMMITTER_EMAIL": "orchestrator@localhost",
+}
+# Variables that would point git at another repository, index or object store than ours.
+_REPO_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+_TRAILER_LINE = re.compile(rf"^{CHECKPOINT_TRAILER}:\s*(.+?)\s*$", re.MULTILINE)
+_RUN_LINE = re.compile(rf"^{RUN_TRAILER}:\s*(.+?)\s*$", re.MULTILINE)
+
+
+class CheckpointError(UserError):
+    """git is missing, or a git command failed; shown as one line."""
+
+
+class Checkpoints:
+    """Snapshots of one run's workdir on the branch `orchestrator/<run_id>`.
+
+    >>> cp = Checkpoints(Path("proj"), Path("proj/.orchestrator/runs/r1"), "r1")  # doctest: +SKIP
+    >>> cp.preflight(allow_dirty=False); cp.baseline(); cp.commit("1.1", "Task 1.1 done")
+    >>> cp.revert_to("start")  # the workdir's files are back to the run's start
+    """
+
+    def __init__(self, workdir: Path, run_folder: Path, run_id: str, *, git: str = "git") -> None:
+        self.workdir = Path(workdir).resolve()
+        self.run_folder = Path(run_folder).resolve()
+        self.run_id = run_id
+        self.branch = f"orchestrator/{run_id}"
+        self.ref = f"refs/heads/{self.branch}"
+        exe = shutil.which(git)
+        if exe is None:
+            raise CheckpointError(
+                f"git is not installed (no `{git}` on PATH); install git, "
+                "or set checkpoints = false to run without plan revert"
+            )
+        if not self.workdir.is_dir():
+            raise CheckpointError(f"workdir {self.workdir} does not exist")
+        self._git = exe
+        self._env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+        self._env.update(_IDENTITY, LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+        self._index = self.run_folder / "checkpoints.index"
+
+        if not self._probe_ok("check-ref-format", self.ref):
+            raise CheckpointError(f"run id {run_id!r} cannot be a git branch name")
+        top = self._probe("rev-parse", "--show-toplevel")
+        ignored = top is not None and self._probe_ok("check-ignore", "-q", "--", ".")
+        if top is not None and not ignored:
+            self.private = False
+            git_dir = self._probe("rev-parse", "--absolute-git-dir")
+            assert git_dir is not None  # a work tree always has one
+            self._repo = ["--git-dir", git_dir, "--work-tree", top]
+            self.prefix = (self._probe("rev-parse", "--show-prefix") or "").strip()
+        else:
+            self.private = True
+            git_dir = str(self.run_folder / "git")
+            self._repo = ["--git-dir", git_dir, "--work-tree", str(self.workdir)]
+            self.prefix = ""
+            if not (Path(git_dir) / "HEAD").exists():
+                self.run_folder.mkdir(parents=True, exist_ok=True)
+                self._run("init", "-q")
+        self._pathspec = ["--", ".", _EXCLUDE_STATE, *self._extra_excludes()]
+
+    # -- public API -----------------------------------------------------------------------------
+    def is_dirty(self) -> builtins.list[str]:
+        """Workdir-relative paths with uncommitted changes (untracked files count), in the
+        user's repository; a private repository has no user commits, so nothing is dirty."""
+        if self.private:
+            return []
+        out = self._run(
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            *self._pathspec,
+            user_index=True,
+        ).stdout
+        paths: builtins.list[str] = []
+        fields = out.split("\0")
+        i = 0
+        while i < len(fields):
+            entry = fields[i]
+            i += 1
+            if len(entry) < 4:
+                continue
+            if entry[0] in "RC":  # a rename or copy is followed by its source path
+                i += 1
+            paths.append(self._relative(entry[3:]))
+        return paths
+
+    def preflight(self, allow_dirty: bool) -> None:
+        """Refuse a new run on a dirty tree (not on resume: see the module docstring)."""
+        if allow_dirty:
+            return
+        dirty = self.is_dirty()
+        if dirty:
+            count = f"{len(dirty)} file" + ("" if len(dirty) == 1 else "s")
+            raise UserError(
+                f"workdir has uncommitted changes ({count}, e.g. {dirty[0]}); "
+                "commit or stash them, or pass --allow-dirty"
+            )
+
+    def baseline(self) -> str:
+        """The snapshot at run start (label "start"); on resume, the existing one."""
+        existing = self._find(START_LABEL)
+        return existing if existing else self.commit(START_LABEL, "Run start")
+
+    def commit(self, label: str, message: str) -> str:
+        """Snapshot the workdir as it is now (label = the completed task's id); returns the sha."""
+        self._stage()
+        return self._record(label, message)
+
+    def revert_to(self, label: str) -> str:
+        """Make the workdir's files equal to the snapshot `label`, then record the result as a
+        new checkpoint "revert-to-<label>" and return its sha.
+
+        Every file of the snapshot is written back; files of the latest snapshot or of the
+        current tree that the snapshot lacks are deleted. Ignored files and `.orchestrator/`
+        are never deleted.
+        """
+        target = self.sha_of(label)
+        latest = self._tip()
+        self._stage()  # the current tree, including files the interrupted attempt created
+        current = set(self._ls_index())
+        if latest:
+            current |= set(self._ls_tree(latest))
+        wanted = set(self._ls_tree(target))
+        doomed = sorted(p for p in current - wanted if not self._protected(p))
+        ignored = set(self._ignored(doomed))
+        doomed = [p for p in doomed if p not in ignored]
+        for rel in doomed:
+            path = self.workdir / rel
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+                self._prune_empty_parents(path.parent)
+        self._run("read-tree", target)
+        if wanted:
+            self._run(
+                "checkout-index", "-f", "-u", "-z", "--stdin", input="\0".join(sorted(wanted))
+            )
+        self._stage()
+        return self._record(f"revert-to-{label}", f"Revert workdir to checkpoint {label}")
+
+    def sha_of(self, label: str) -> str:
+        """The newest checkpoint with this label; CheckpointError when there is none."""
+        sha = self._find(label)
+        if sha is None:
+            known = ", ".join(dict.fromkeys(lbl for lbl, _ in self.list())) or "none"
+            raise CheckpointError(
+                f"run {self.run_id} has no checkpoint {label!r} (checkpoints: {known})"
+            )
+        return sha
+
+    def list(self) -> builtins.list[tuple[str, str]]:
+        """(label, sha) of this run's checkpoints, oldest first."""
+        tip = self._tip()
+        if tip is None:
+            return []
+        out = self._run("log", "--first-parent", "--format=%H%x00%B%x1e", tip).stdout
+        found: builtins.list[tuple[str, str]] = []
+        for record in out.split("\x1e"):
+            sha, _, body = record.strip("\n").partition("\0")
+            run = _RUN_LINE.search(body)
+            label = _TRAILER_LINE.search(body)
+            if not sha or run is None or run.group(1) != self.run_id or label is None:
+                break  # the user's history before the run's first checkpoint
+            found.append((label.group(1), sha))
+        found.reverse()
+        return found
+
+    # -- internals ------------------------------------------------------------------------------
+    def _extra_excludes(self) -> builtins.list[str]:
+        """Keep the run folder out of the snapshot even when it is not under `.orchestrator/`."""
+        try:
+            rel = self.run_folder.relative_to(self.workdir)
+        except ValueError:
+            return []
+        if not rel.parts or ".orchestrator" in rel.parts:
+            return []  # covered by _EXCLUDE_STATE
+        if self._run("check-ignore", "-q", "--", rel.as_posix(), check=False).returncode == 0:
+            return []  # ignored already (and `git add` fails on a pathspec naming ignored files)
+        return [f":(exclude,literal){rel.as_posix()}"]
+
+    def _find(self, label: str) -> str | None:
+        for lbl, sha in reversed(self.list()):
+            if lbl == label:
+                return sha
+        return None
+
+    def _tip(self) -> str | None:
+        res = self._run("rev-parse", "--verify", "-q", f"{self.ref}^{{commit}}", check=False)
+        return (res.stdout.strip() or None) if res.returncode == 0 else None
+
+    def _stage(self) -> None:
+        """Bring the temporary index up to the workdir's current files."""
+        if not self._index.exists():
+            self.run_folder.mkdir(parents=True, exist_ok=True)
+            base = self._tip() or self._user_head()
+            if base:
+                self._run("read-tree", base)
+            else:
+                self._run("read-tree", "--empty")
+        self._run("add", "-A", *self._pathspec)
+
+    def _user_head(self) -> str | None:
+        if self.private:
+            return None
+        res = self._run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        return (res.stdout.strip() or None) if res.returncode == 0 else None
+
+    def _record(self, label: str, message: str) -> str:
+        if "\n" in label or not label.strip():
+            raise CheckpointError(f"invalid checkpoint label {label!r}")
+        tree = self._run("write-tree").stdout.strip()
+        old = self._tip()
+        parent = old or self._user_head()
+        body = (
+            f"{message.strip() or label}\n\n{CHECKPOINT_TRAILER}: {label}\n"
+            f"{RUN_TRAILER}: {self.run_id}\n"
+        )
+        args = ["commit-tree", "--no-gpg-sign", tree]
+        if parent:
+            args += ["-p", parent]
+        sha = self._run(*args, input=body).stdout.strip()
+        # Compare-and-swap against the tip we built on (all zeros: the branch must not exist).
+        self._run("update-ref", "-m", f"checkpoint {label}", self.ref, sha, old or "0" * 40)
+        return sha
+
+    def _ls_tree(self, commit: str) -> builtins.list[str]:
+        out = self._run("ls-tree", "-r", "-z", "--full-name", "--name-only", commit, "--", ".")
+        return [self._relative(p) for p in out.stdout.split("\0") if p]
+
+    def _ls_index(self) -> builtins.list[str]:
+        out = self._run("ls-files", "-z", "--full-name", "--", ".")
+        return [self._relative(p) for p in out.stdout.split("\0") if p]
+
+    def _ignored(self, paths: Sequence[str]) -> builtins.list[str]:
+        if not paths:
+            return []
+        res = self._run(
+            "check-ignore", "--no-index", "-z", "--stdin", input="\0".join(paths), check=False
+        )
+        return [p for p in res.stdout.split("\0") if p]
+
+    def _protected(self, rel: str) -> bool:
+        path = self.workdir / rel
+        return ".orchestrator" in Path(rel).parts or path.is_relative_to(self.run_folder)
+
+    def _prune_empty_parents(self, directory: Path) -> None:
+        while directory != self.workdir and directory.is_relative_to(self.workdir):
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent
+
+    def _relative(self, full: str) -> str:
+        return full[len(self.prefix) :] if self.prefix and full.startswith(self.prefix) else full
+
+    def _probe(self, *args: str) -> str | None:
+        """Run git outside any chosen repository (discovery from the workdir)."""
+        res = subprocess.run(
+            [self._git, *args],
+            cwd=self.workdir,
+            env=self._env,
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            check=False,
+        )
+        return res.stdout.strip() if res.returncode == 0 else None
+
+    def _probe_ok(self, *args: str) -> bool:
+        res = subprocess.run(
+            [self._git, *args], cwd=self.workdir, env=self._env, capture_output=True, check=False
+        )
+        return res.returncode == 0
+
+    def _run(
+        self, *args: str, input: str | None = None, check: bool = True, user_index: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        """git on the chosen repository; on our temporary index unless `user_index`."""
+        env = self._env if user_index else dict(self._env, GIT_INDEX_FILE=str(self._index))
+        cmd = [self._git, "-c", "core.fsmonitor=false", *self._repo, *args]
+        res = subprocess.run(
+            cmd,
+            cwd=self.workdir,
+            env=env,
+            input=input,
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+            check=False,
+        )
+        if check and res.returncode != 0:
+            detail = (res.stderr.strip() or res.stdout.strip()).splitlines()
+            first = detail[0] if detail else f"exit status {res.returncode}"
+            raise CheckpointError(f"checkpoint failed: git {args[0]}: {first}")
+        return res
