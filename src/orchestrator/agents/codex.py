@@ -1,0 +1,233 @@
+"""OpenAI Codex CLI through `codex exec --json`: one attempt is one Codex thread (or one more turn
+of it on resume), its JSONL events turned into the common result.
+
+Events read (codex-cli 0.169): `thread.started` (thread id → session id), `turn.started` (turns),
+`item.started`/`item.completed` with `command_execution`, `file_change`, `mcp_tool_call`,
+`web_search` (→ live line) and `agent_message` (→ final text), `turn.completed` (usage),
+`turn.failed` and `error` (→ error; `Reconnecting... n/m` errors are Codex's own retries).
+401/403/quota errors come back as an `external_service` question. On resume, Codex reports
+the thread's cumulative usage, not the new turn's.
+
+Options (constructor defaults, overridden by `ctx.options`): `model`; `sandbox` (default
+`workspace-write`: edits inside the workdir, no network for commands); `permission_mode`
+`bypassPermissions` → `--dangerously-bypass-approvals-and-sandbox` (for externally sandboxed
+machines); `append_system_prompt` → Codex `developer_instructions`; `base_url` → a custom
+Responses-API provider (`env_key` names its key variable, default `OPENAI_API_KEY`); `config`
+→ more `-c key=value` overrides; `env` (None unsets); `cli_path`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.agents._cli import (
+    child_env,
+    external_question,
+    find_cli,
+    service_error_kind,
+    short,
+    unwrap_shell,
+)
+from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
+from orchestrator.agents.process import run_process
+from orchestrator.models import ConfigError
+
+PROVIDER = "orchestrator"
+MAX_EVENTS = 500
+MAX_TEXT = 256 * 1024
+
+
+def toml_value(value: Any) -> str:
+    """A `-c key=value` value: JSON strings, numbers, booleans and arrays are valid TOML."""
+    return json.dumps(value)
+
+
+def build_argv(cli: str, ctx: AttemptContext, opts: Mapping[str, Any]) -> list[str]:
+    """`codex exec [resume ID] --json ... -`; the prompt goes to stdin (no argv size limit)."""
+    config: dict[str, Any] = {"approval_policy": "never"}
+    if opts.get("base_url"):
+        prefix = f"model_providers.{PROVIDER}"
+        config |= {
+            "model_provider": PROVIDER,
+            f"{prefix}.name": PROVIDER,
+            f"{prefix}.base_url": str(opts["base_url"]),
+            f"{prefix}.wire_api": "responses",
+            f"{prefix}.env_key": str(opts.get("env_key") or "OPENAI_API_KEY"),
+        }
+    bypass = opts.get("permission_mode") == "bypassPermissions"
+    if not bypass:
+        config["sandbox_mode"] = str(opts.get("sandbox") or "workspace-write")
+    if opts.get("append_system_prompt"):
+        config["developer_instructions"] = str(opts["append_system_prompt"])
+    config |= dict(opts.get("config") or {})
+
+    argv = [cli, "exec"]
+    if ctx.resume_session:
+        argv += ["resume", ctx.resume_session]
+    argv += ["--json", "--skip-git-repo-check"]
+    if bypass:
+        argv.append("--dangerously-bypass-approvals-and-sandbox")
+    if opts.get("model"):
+        argv += ["--model", str(opts["model"])]
+    for key, value in config.items():
+        argv += ["-c", f"{key}={toml_value(value)}"]
+    argv.append("-")
+    return argv
+
+
+@dataclass
+class CodexEvents:
+    """Folds the JSONL stream as it arrives, keeping only what the result needs."""
+
+    ctx: AttemptContext
+    thread_id: str | None = None
+    final_text: str = ""
+    turns: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    announced: set[str] = field(default_factory=set)
+
+    def line(self, raw: str) -> None:
+        raw = raw.strip()
+        if not raw.startswith("{"):
+            return
+        try:
+            ev = json.loads(raw)
+        except json.JSONDecodeError:
+            return
+        if isinstance(ev, dict):
+            self.event(ev)
+
+    def event(self, ev: dict[str, Any]) -> None:
+        kind = ev.get("type")
+        if kind == "thread.started":
+            self.thread_id = str(ev.get("thread_id") or "") or self.thread_id
+        elif kind == "turn.started":
+            self.turns += 1
+        elif kind in ("item.started", "item.completed", "item.updated"):
+            item = ev.get("item")
+            if isinstance(item, dict):
+                self.item(item, done=kind == "item.completed")
+        elif kind == "turn.completed":
+            usage = ev.get("usage")
+            if isinstance(usage, dict):
+                self.usage = {k: int(v) for k, v in usage.items() if isinstance(v, int)}
+            self.error = None  # errors before a completed turn were transient
+        elif kind == "turn.failed":
+            err = ev.get("error")
+            message = err.get("message") if isinstance(err, dict) else err
+            self.error = str(message or "turn failed")
+        elif kind == "error":
+            message = str(ev.get("message") or "")
+            if not message.startswith("Reconnecting"):
+                self.error = message or "error"
+
+    def item(self, item: dict[str, Any], *, done: bool) -> None:
+        kind = str(item.get("type") or "")
+        item_id = str(item.get("id") or "")
+        if kind == "agent_message":
+            if done:
+                self.final_text = str(item.get("text") or "")[-MAX_TEXT:]
+            return
+        if kind == "error":  # a warning from Codex itself, e.g. unknown model metadata
+            if done:
+                self.warnings.append(str(item.get("message") or ""))
+            return
+        summary = describe_item(kind, item)
+        if summary is None:
+            return
+        if item_id not in self.announced:
+            self.announced.add(item_id)
+            self.ctx.on_event(AgentEvent(kind="tool", summary=summary, data={"item": kind}))
+        if done and len(self.events) < MAX_EVENTS:
+            record = {"type": kind, "summary": summary}
+            for key in ("exit_code", "status"):
+                if key in item:
+                    record[key] = item[key]
+            self.events.append(record)
+
+
+def describe_item(kind: str, item: Mapping[str, Any]) -> str | None:
+    """`Running: pytest -q`, `Editing hello.py`, ... for the items that are actions."""
+    if kind == "command_execution":
+        return f"Running: {short(unwrap_shell(str(item.get('command') or '')))}"
+    if kind == "file_change":
+        changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
+        paths = ", ".join(str(c.get("path", "")) for c in changes[:3])
+        return f"Editing {paths}" if paths else "Editing files"
+    if kind == "mcp_tool_call":
+        return f"Calling {item.get('server', '')}.{item.get('tool', '')}"
+    if kind == "web_search":
+        return f"Searching the web: {short(str(item.get('query') or ''))}"
+    return None
+
+
+class CodexAgent:
+    """Runs `codex exec --json` in the workdir; see the module docstring for options."""
+
+    name = "codex"
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.defaults = dict(options or {})
+
+    def preflight(self) -> None:
+        """Raise `ConfigError` when the Codex CLI cannot be found."""
+        if find_cli("codex", self.defaults.get("cli_path")) is None:
+            raise ConfigError(_not_found(self.defaults.get("cli_path")))
+
+    def run(self, ctx: AttemptContext) -> AgentResult:
+        opts = {**self.defaults, **ctx.options}
+        started = time.monotonic()
+        cli = find_cli("codex", opts.get("cli_path"))
+        if cli is None:
+            return AgentResult(output="", exit_code=127, error=_not_found(opts.get("cli_path")))
+        ctx.artifacts.mkdir(parents=True, exist_ok=True)
+        state = CodexEvents(ctx)
+        proc = run_process(
+            build_argv(cli, ctx, opts),
+            cwd=ctx.workdir,
+            stdout_path=ctx.artifacts / "codex.events.jsonl",
+            stderr_path=ctx.artifacts / "codex.stderr.log",
+            timeout=ctx.timeout,
+            env=child_env(opts.get("env")),
+            stdin_data=ctx.prompt.encode(),
+            on_line=state.line,
+        )
+        error = state.error
+        if proc.timed_out:
+            error = f"codex timed out after {ctx.timeout:.0f}s and was killed"
+        elif proc.exit_code != 0 and error is None:
+            error = f"codex exited with {proc.exit_code}: {proc.stderr_tail(2000).strip()[-500:]}"
+        question = None
+        if error and not proc.timed_out:
+            kind = service_error_kind(error)
+            if kind:
+                question = external_question("Codex", error, kind)
+        return AgentResult(
+            output=state.final_text,
+            exit_code=proc.exit_code,
+            transcript_path=proc.stdout_path,
+            session_id=state.thread_id,
+            tokens_in=state.usage.get("input_tokens"),
+            tokens_out=state.usage.get("output_tokens"),
+            turns=state.turns or None,
+            duration_s=time.monotonic() - started,
+            error=error,
+            events=state.events,
+            question=question,
+        )
+
+
+def _not_found(explicit: Any) -> str:
+    if explicit:
+        return f"codex CLI not found at {explicit!r}; fix cli_path"
+    return (
+        "codex CLI not found: install it (npm install -g @openai/codex, or .ci/install-agents.sh) "
+        "or set cli_path"
+    )
