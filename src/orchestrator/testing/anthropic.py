@@ -82,7 +82,13 @@ class AnthropicServer(ScriptedServer):
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_BUG_COMMAND": "1",
             "CLAUDE_CODE_MAX_RETRIES": "0",
+            # anything not bound for this server hits a closed local port and fails at once
+            **{
+                k: "http://127.0.0.1:9"
+                for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+            },
             "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         }
 
