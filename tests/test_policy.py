@@ -101,6 +101,24 @@ def test_configured_patterns_allow_wins_over_deny_and_builtins(workdir: Path) ->
     assert CommandPolicy(builtin=False).check("Bash", {"command": "rm -rf /"}, workdir) is None
 
 
+def test_built_from_the_settings_model_or_a_mapping(workdir: Path) -> None:
+    from pydantic import BaseModel
+
+    class PolicyConfig(BaseModel):
+        hold: list[str] = []
+        allow: list[str] = []
+        enabled: bool = True
+
+    held = CommandPolicy.from_config(PolicyConfig(hold=[r"^make deploy"]))
+    assert held.check("Bash", {"command": "make deploy"}, workdir) is not None
+    off = CommandPolicy.from_config(PolicyConfig(enabled=False))
+    assert off.check("Bash", {"command": "rm -rf /"}, workdir) is None
+    assert off.describe()["enabled"] is False
+    assert (
+        CommandPolicy.from_config(None).check("Bash", {"command": "rm -rf /"}, workdir) is not None
+    )
+
+
 def test_only_tools_with_a_command_are_checked(workdir: Path) -> None:
     policy = CommandPolicy()
     assert policy.check("Write", {"file_path": "/etc/passwd", "content": ""}, workdir) is None

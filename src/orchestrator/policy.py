@@ -307,28 +307,43 @@ class CommandPolicy:
         allow: Iterable[str] = (),
         protected_branches: Iterable[str] = PROTECTED_BRANCHES,
         builtin: bool = True,
+        enabled: bool = True,
     ) -> None:
         self.deny = [self._compile(p, "deny") for p in deny]
         self.allow = [self._compile(p, "allow") for p in allow]
         self.protected_branches = tuple(protected_branches)
         self.builtin = builtin
+        self.enabled = enabled
+        """False: nothing is held at all (neither built-in rules nor deny patterns)."""
+
+    KEYS = ("deny", "hold", "allow", "protected_branches", "builtin", "enabled")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> CommandPolicy:
-        """Build from a config section: `{deny: [...], allow: [...], protected_branches: [...]}`."""
+        """Build from a config section: `{deny|hold: [...], allow: [...], enabled: bool, ...}`."""
         data = dict(data or {})
-        unknown = set(data) - {"deny", "allow", "protected_branches", "builtin"}
+        unknown = set(data) - set(cls.KEYS)
         if unknown:
             raise ConfigError(
-                f"policy: unknown key(s) {', '.join(sorted(unknown))}; "
-                "use deny, allow, protected_branches, builtin"
+                f"policy: unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(cls.KEYS)}"
             )
         return cls(
-            deny=data.get("deny", ()),
+            deny=[*data.get("deny", ()), *data.get("hold", ())],
             allow=data.get("allow", ()),
             protected_branches=data.get("protected_branches", PROTECTED_BRANCHES),
             builtin=bool(data.get("builtin", True)),
+            enabled=bool(data.get("enabled", True)),
         )
+
+    @classmethod
+    def from_config(cls, config: Any) -> CommandPolicy:
+        """Build from the `[policy]` settings model (attributes) or a plain mapping."""
+        if config is None or isinstance(config, Mapping):
+            return cls.from_mapping(config)
+        dump = getattr(config, "model_dump", None)
+        if callable(dump):
+            return cls.from_mapping(dump(exclude_none=True))
+        return cls.from_mapping({k: getattr(config, k) for k in cls.KEYS if hasattr(config, k)})
 
     @staticmethod
     def _compile(pattern: str, kind: str) -> re.Pattern[str]:
@@ -342,7 +357,7 @@ class CommandPolicy:
     ) -> PolicyHit | None:
         """A `PolicyHit` when this tool call must wait for a human, else None."""
         command = tool_input.get("command")
-        if not isinstance(command, str) or not command.strip():
+        if not self.enabled or not isinstance(command, str) or not command.strip():
             return None
         if any(p.search(command) for p in self.allow):
             return None
@@ -366,6 +381,7 @@ class CommandPolicy:
             "git-force-push-shared: force push or delete of " + ", ".join(self.protected_branches),
         ]
         return {
+            "enabled": self.enabled,
             "checked_tools": [*SHELL_TOOLS, "any tool with a 'command' input"],
             "builtin_rules": rules if self.builtin else [],
             "deny": [p.pattern for p in self.deny],
