@@ -179,6 +179,7 @@ class Store:
                         status=TaskStatus.PENDING.value,
                         attempts_since_resume=0,
                         level=0,
+                        level_attempts=0,
                         updated_at=now,
                     )
                 )
@@ -375,8 +376,10 @@ class Store:
         task_values: dict[str, Any],
         event_kind: str,
         payload: dict[str, Any],
-    ) -> None:
-        """The attempt's verdict, its task's new state and the decision event: one transaction."""
+        escalation: dict[str, Any] | None = None,
+    ) -> int | None:
+        """The attempt's verdict, its task's new state, the decision event and, when a human is
+        needed, the escalation: one transaction, so a crash never leaves a paused task unasked."""
         now = time.time()
         with self.tx() as conn:
             started = conn.execute(
@@ -403,6 +406,11 @@ class Store:
                 {"attempt": number, "verdict": verdict, **payload},
                 task_id,
             )
+            if escalation is not None:
+                return self._open_escalation(
+                    conn, run_id, task_id, attempt_number=number, **escalation
+                )
+        return None
 
     def attempts(self, run_id: str, task_id: str | None = None) -> list[Row]:
         q = select(attempts).where(attempts.c.run_id == run_id)
@@ -445,52 +453,68 @@ class Store:
         return cut
 
     # -- escalations ------------------------------------------------------------------------------
-    def open_escalation(
+    def open_escalation(self, run_id: str, task_id: str, **fields: Any) -> int:
+        """The question and the task's PAUSED state are recorded together, before anyone is asked."""
+        with self.tx() as conn:
+            return self._open_escalation(conn, run_id, task_id, **fields)
+
+    def _open_escalation(
         self,
+        conn: Connection,
         run_id: str,
         task_id: str,
         *,
         question: str,
-        options: list[str],
-        recommendation: str | None,
-        category: str | None,
-        why: str | None,
-        level: int,
-        attempt_number: int | None,
+        options: list[str] | None = None,
+        recommendation: str | None = None,
+        category: str | None = None,
+        why: str | None = None,
+        level: int = 2,
+        attempt_number: int | None = None,
         detail: dict[str, Any] | None = None,
         pause_task: bool = True,
     ) -> int:
-        """The question and the task's PAUSED state are recorded together, before anyone is asked."""
-        with self.tx() as conn:
-            esc_id = conn.execute(
-                insert(escalations).values(
-                    run_id=run_id,
-                    task_id=task_id,
-                    attempt_number=attempt_number,
-                    level=level,
-                    category=category,
-                    question=question,
-                    options_json=json.dumps(options),
-                    recommendation=recommendation,
-                    why=why,
-                    detail_json=json.dumps(detail or {}, default=str),
-                    status="open",
-                    created_at=time.time(),
+        esc_id = conn.execute(
+            insert(escalations).values(
+                run_id=run_id,
+                task_id=task_id,
+                attempt_number=attempt_number,
+                level=level,
+                category=category,
+                question=question,
+                options_json=json.dumps(options or []),
+                recommendation=recommendation,
+                why=why,
+                detail_json=json.dumps(detail or {}, default=str),
+                status="open",
+                created_at=time.time(),
+            )
+        ).inserted_primary_key[0]  # type: ignore[index]
+        payload = {
+            "escalation_id": esc_id,
+            "level": level,
+            "category": category,
+            "question": question,
+        }
+        self._event(conn, run_id, "escalation_opened", payload, task_id)
+        if pause_task:
+            self._update_task(
+                conn, run_id, task_id, status=TaskStatus.PAUSED_FOR_INTERVENTION.value
+            )
+            count = conn.execute(
+                select(tasks.c.attempts_since_resume).where(
+                    tasks.c.run_id == run_id, tasks.c.task_id == task_id
                 )
-            ).inserted_primary_key[0]  # type: ignore[index]
-            if pause_task:
-                self._update_task(
-                    conn, run_id, task_id, status=TaskStatus.PAUSED_FOR_INTERVENTION.value
-                )
+            ).scalar_one()
+            # seed 003's event: the task is paused and no further attempt runs without a resume
             self._event(
                 conn,
                 run_id,
-                "escalation_opened",
+                "escalation",
                 {
-                    "escalation_id": esc_id,
-                    "level": level,
-                    "category": category,
-                    "question": question,
+                    "task_id": task_id,
+                    "attempt_count": count,
+                    "state": TaskStatus.PAUSED_FOR_INTERVENTION.value,
                 },
                 task_id,
             )
@@ -592,6 +616,7 @@ class Store:
                 status=status.value,
                 attempts_since_resume=0,
                 level=0,
+                level_attempts=0,
                 guidance=guidance,
             )
             self._event(

@@ -1,0 +1,224 @@
+"""The Python API; the CLI is a thin shell over these functions.
+
+>>> from orchestrator import api
+>>> outcome = api.run("examples/hello.md", agent="replay", workdir="/tmp/hello")   # doctest: +SKIP
+>>> outcome.exit_code, outcome.statuses                                            # doctest: +SKIP
+(0, {'1.1': 'COMPLETED', '1.2': 'COMPLETED', '1.3': 'COMPLETED'})
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from orchestrator.agents.base import Agent
+from orchestrator.config import Settings, Sources, load_settings
+from orchestrator.console import Reporter
+from orchestrator.humans import Answer, answer_from_flags, record_answer
+from orchestrator.models import UserError
+from orchestrator.plans import load_plan
+from orchestrator.runner import Runner, RunOutcome, run_folder
+from orchestrator.store import Row, Store
+
+
+def open_store(db: str | None = None, settings: Settings | None = None) -> Store:
+    return Store(db or (settings.db if settings else None))
+
+
+def settings_for(
+    overrides: dict[str, Any] | None = None, config_file: Path | None = None
+) -> tuple[Settings, Sources]:
+    return load_settings(overrides=overrides or {}, config_file=config_file)
+
+
+def make_agent(settings: Settings, plan_path: Path) -> Agent:
+    """The adapter named by `settings.agent`; its preflight runs here so bad set-up fails at start (exit 2)."""
+    name = settings.agent
+    if name == "replay":
+        from orchestrator.agents.replay import ReplayAgent, default_scenario_path
+
+        path = Path(settings.scenario) if settings.scenario else default_scenario_path(plan_path)
+        if not path.is_file():
+            raise UserError(f"no replay scenario at {path}; pass --scenario FILE")
+        return ReplayAgent.from_file(path)
+    if name == "command":
+        from orchestrator.agents.command import CommandAgent
+
+        if not settings.agent_cmd:
+            raise UserError(
+                "--agent command needs --agent-cmd 'my-agent --prompt-file {prompt_file}'"
+            )
+        return CommandAgent(settings.agent_cmd)
+    from orchestrator.agents import registry
+
+    return registry.create(name, settings)
+
+
+def new_run_id() -> str:
+    return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def run(
+    plan_path: str | Path,
+    *,
+    reporter: Reporter | None = None,
+    interactive: bool | None = None,
+    config_file: Path | None = None,
+    **overrides: Any,
+) -> RunOutcome:
+    """Start a new run of a plan. `overrides` are settings by name (agent="replay", max_attempts=3, …)."""
+    settings, _ = settings_for(overrides, config_file)
+    path = Path(plan_path)
+    plan = load_plan(path)
+    agent = make_agent(settings, path)
+    workdir = Path(settings.workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    store = open_store(settings.db)
+    run_id = new_run_id()
+    meta = settings.model_dump() | {
+        "state_dir": str((Path.cwd() / ".orchestrator").resolve()),
+        "plan_file": str(path.resolve()),
+        "scenario": str(Path(settings.scenario).resolve()) if settings.scenario else None,
+        "workdir": str(workdir),
+    }
+    from orchestrator.ladder import RunHooks
+
+    hooks = RunHooks.for_new_run(settings, workdir, run_folder(meta, run_id), run_id)
+    store.create_run(run_id, plan, workdir, agent.name, meta)
+    runner = Runner(
+        store, run_id, settings, agent, reporter=reporter, interactive=interactive, hooks=hooks
+    )
+    runner.report.line(
+        f"Run {run_id}: {len(plan.tasks)} tasks from {path} with agent {agent.name}", "dim"
+    )
+    return runner.execute()
+
+
+def resume(
+    run_id: str | None = None,
+    *,
+    db: str | None = None,
+    reporter: Reporter | None = None,
+    interactive: bool | None = None,
+    config_file: Path | None = None,
+    **overrides: Any,
+) -> RunOutcome:
+    """Continue a run after Ctrl-C, a crash, kill -9 or a human's answer; takes the same settings as run()."""
+    store = open_store(db or overrides.get("db"))
+    run_id = run_id or store.latest_run_id()
+    if run_id is None:
+        raise UserError("there are no runs to resume; start one with `orchestrator run PLAN`")
+    row = store.run(run_id)
+    if row is None:
+        raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
+    meta = json.loads(row["settings_json"])
+    stored = {k: v for k, v in meta.items() if k in Settings.model_fields}
+    given = {k: v for k, v in overrides.items() if v is not None}
+    settings, _ = load_settings(overrides=_flat(stored) | given, config_file=config_file, env={})
+    meta |= settings.model_dump()
+    store.update_settings(run_id, meta)
+    agent = make_agent(settings, Path(meta.get("plan_file", row["plan_path"])))
+    from orchestrator.ladder import RunHooks
+
+    hooks = RunHooks.for_resume(settings, Path(row["workdir"]), run_folder(meta, run_id), run_id)
+    runner = Runner(
+        store, run_id, settings, agent, reporter=reporter, interactive=interactive, hooks=hooks
+    )
+    runner.report.line(f"Resuming run {run_id}", "dim")
+    return runner.execute()
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        if isinstance(v, dict) and k != "tasks":
+            out |= _flat(v, f"{prefix}{k}.")
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def answer(
+    esc_id: int,
+    text: str | None = None,
+    *,
+    option: str | None = None,
+    recommended: bool = False,
+    retry: bool = False,
+    skip: bool = False,
+    abort: bool = False,
+    db: str | None = None,
+    responder: str | None = None,
+    channel: str = "cli",
+) -> Row:
+    """Answer an open escalation once; `resume` then acts on it (a waiting runner acts at once)."""
+    store = open_store(db)
+    esc = store.escalation(esc_id)
+    if esc is None:
+        raise UserError(f"no escalation {esc_id}; `orchestrator escalations` lists the open ones")
+    if esc["status"] == "answered":
+        store.answer_escalation(
+            esc_id, response="", kind="text", responder="", channel=""
+        )  # raises, shows the first
+    ans: Answer = answer_from_flags(
+        esc, text=text, option=option, recommended=recommended, retry=retry, skip=skip, abort=abort
+    )
+    row = record_answer(store, esc_id, ans, channel=channel, responder=responder)
+    run = store.run(esc["run_id"])
+    if run is not None:
+        from orchestrator.consultant import write_user_decision
+
+        folder = (
+            run_folder(json.loads(run["settings_json"]), esc["run_id"])
+            / esc["task_id"]
+            / "escalation"
+        )
+        write_user_decision(
+            folder / f"level-{esc['level']}",
+            {
+                "chosen_option": ans.text[:1] if ans.kind == "option" else None,
+                "user_comment": ans.text,
+                "action": ans.kind,
+                "responder": row["responder"],
+                "channel": channel,
+            },
+        )
+    return row
+
+
+def status(run_id: str | None = None, db: str | None = None) -> dict[str, Any]:
+    store = open_store(db)
+    run_id = run_id or store.latest_run_id()
+    if run_id is None:
+        raise UserError("there are no runs yet; start one with `orchestrator run PLAN`")
+    run = store.run(run_id)
+    if run is None:
+        raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
+    return {
+        "run": {k: v for k, v in run.items() if k not in ("plan_json", "settings_json")},
+        "tasks": store.tasks(run_id),
+        "attempts": store.attempts(run_id),
+        "escalations": store.escalations(run_id, open_only=True),
+    }
+
+
+def list_runs(db: str | None = None) -> list[Row]:
+    store = open_store(db)
+    out = []
+    for r in store.runs():
+        tasks = store.tasks(r["id"])
+        done = sum(t["status"] == "COMPLETED" for t in tasks)
+        out.append(
+            {k: v for k, v in r.items() if k not in ("plan_json", "settings_json")}
+            | {"tasks": len(tasks), "completed": done}
+        )
+    return out
+
+
+def list_escalations(
+    run_id: str | None = None, db: str | None = None, open_only: bool = True
+) -> list[Row]:
+    return open_store(db).escalations(run_id, open_only=open_only)

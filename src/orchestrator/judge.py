@@ -1,0 +1,265 @@
+"""After every attempt: done, retry with guidance, consult (level 1), or ask a human (level 2).
+
+A pure function of the attempt and what is recorded about the task, so a resumed run decides
+exactly as the original would have. The order is the escalation ladder of DESIGN.md:
+needs-human and always-escalate categories first, then gates (an agent saying "done" is evidence,
+not proof), then the loop detector and the hard cap as guardrails, then the brain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from orchestrator.agents.base import AgentResult, HumanQuestion
+from orchestrator.brain import Brain
+from orchestrator.config import Settings
+from orchestrator.gates import GateResult
+from orchestrator.interpret import WHY, Interpretation, interpret
+from orchestrator.llm import LLMBackend
+from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
+from orchestrator.models import Task, Verdict
+
+Action = Literal["complete", "retry", "consult", "escalate"]
+
+
+@dataclass
+class EscalationDraft:
+    question: str
+    options: list[str] = field(default_factory=list)
+    recommendation: str | None = None
+    category: str | None = None
+    why: str | None = None
+    level: int = 2
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "options": self.options,
+            "recommendation": self.recommendation,
+            "category": self.category,
+            "why": self.why,
+            "level": self.level,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class Decision:
+    action: Action
+    verdict: Verdict
+    reason: str
+    error_summary: str | None = None
+    guidance: str | None = None
+    escalation: EscalationDraft | None = None
+    loop: LoopVerdict | None = None
+    interpretation: Interpretation | None = None
+    headline: str | None = None
+    """The console line that announces an escalation (`LOOP DETECTED: …`, `NEEDS HUMAN INPUT`)."""
+
+
+@dataclass
+class TaskState:
+    """What the store knows about the task before this attempt."""
+
+    failures_since_resume: list[str]
+    level: int = 0
+    level_attempts: int = 0
+
+
+HUMAN_OPTIONS = [
+    "Retry with guidance (type it as your answer)",
+    "Skip this task",
+    "Abort the run",
+]
+
+
+def failure_text(
+    result: AgentResult, gates: list[GateResult], interp: Interpretation | None
+) -> str:
+    parts = []
+    if result.error:
+        parts.append(f"Agent error: {result.error}")
+    elif result.exit_code:
+        parts.append(f"Agent exited with code {result.exit_code}")
+    parts += [g.summary() for g in gates if not g.passed]
+    if not parts and interp is not None and interp.verdict == "failed":
+        parts.append(
+            "The agent reported failure:\n" + "\n".join(result.output.strip().splitlines()[-20:])
+        )
+    return "\n\n".join(parts) or "The attempt failed without an error message."
+
+
+class Judge:
+    def __init__(
+        self, settings: Settings, llm: LLMBackend | None = None, brain: Brain | None = None
+    ) -> None:
+        self.settings = settings
+        self.llm = llm
+        self.brain = brain or Brain(backend=settings.brain, llm=llm)
+        self.loops = LoopDetector(
+            LoopDetectorConfig(
+                max_task_attempts=settings.max_attempts,
+                max_e2e_fix_attempts=settings.max_e2e_fix_attempts,
+                error_similarity_threshold=settings.similarity_threshold,
+            )
+        )
+
+    def interpret(self, text: str) -> Interpretation:
+        return interpret(
+            text,
+            llm=self.llm if (self.settings.llm or self.settings.llm_only) else None,
+            llm_only=self.settings.llm_only,
+        )
+
+    def decide(
+        self,
+        task: Task,
+        result: AgentResult,
+        gates: list[GateResult],
+        state: TaskState,
+        *,
+        max_attempts: int | None = None,
+    ) -> Decision:
+        max_attempts = max_attempts or self.settings.max_attempts
+        if result.question is not None:
+            return self._asked(result.question)
+        interp = self.interpret(result.output)
+        if result.error and interp.category is None:
+            # an API error from the agent (401, quota, refused connection) is the agent's output too
+            err = self.interpret(result.error)
+            if err.category is not None:
+                interp = err
+        if interp.verdict == "needs_human" or interp.category is not None:
+            return Decision(
+                "escalate",
+                "needs_human",
+                interp.why or "the agent needs a decision",
+                escalation=EscalationDraft(
+                    question=interp.question or "The agent needs a decision; see its output.",
+                    options=list(interp.options),
+                    recommendation=interp.recommendation,
+                    category=interp.category,
+                    why=interp.why or WHY.get(interp.category or "", None),
+                    detail={"source": interp.source, "asker": "The agent"},
+                ),
+                interpretation=interp,
+                headline="NEEDS HUMAN INPUT",
+            )
+        gates_failed = any(not g.passed for g in gates)
+        agent_failed = bool(result.exit_code) or result.error is not None
+        said_failed = interp.verdict == "failed" and (interp.source == "marker" or not gates)
+        if not (gates_failed or agent_failed or said_failed):
+            return Decision(
+                "complete",
+                "completed",
+                "gates passed" if gates else "agent finished",
+                interpretation=interp,
+            )
+
+        error = failure_text(result, gates, interp)
+        errors = [*state.failures_since_resume, error]
+        failed_here = state.level_attempts + 1
+
+        loop = self.loops.check(errors, task_id=task.id)
+        if loop is not None:
+            return self._next_level(
+                task,
+                state,
+                error,
+                loop.message,
+                loop=loop,
+                headline=f"LOOP DETECTED: {loop.message}",
+            )
+        if len(errors) >= self.settings.max_total_attempts:
+            msg = (
+                f"Task {task.id} failed {len(errors)} times since the last human resume (hard cap)"
+            )
+            return self._human(task, error, msg, headline=f"ATTEMPT CAP REACHED: {msg}")
+        if failed_here >= max_attempts:
+            msg = f"Task {task.id} failed {failed_here} times"
+            return self._next_level(task, state, error, msg, headline=f"ESCALATING: {msg}")
+        brain = self.brain.should_retry_or_escalate(task.id, task.title, errors, len(errors))
+        if brain.decision == "escalate":
+            return self._human(
+                task,
+                error,
+                brain.reason,
+                category=brain.category,
+                headline=f"ESCALATING: {brain.reason}",
+            )
+        return Decision(
+            "retry",
+            "failed",
+            brain.reason,
+            error_summary=error,
+            guidance=brain.guidance_for_retry,
+            interpretation=interp,
+        )
+
+    def _asked(self, q: HumanQuestion) -> Decision:
+        return Decision(
+            "escalate",
+            "needs_human",
+            q.why or "the agent asked a question",
+            escalation=EscalationDraft(
+                question=q.question,
+                options=list(q.options),
+                recommendation=q.recommendation,
+                category=q.category,
+                why=q.why or WHY.get(q.category or "", None),
+                detail={**q.detail, "asker": "The agent", "structured": True},
+            ),
+            headline="NEEDS HUMAN INPUT",
+        )
+
+    def _next_level(
+        self,
+        task: Task,
+        state: TaskState,
+        error: str,
+        reason: str,
+        *,
+        loop: LoopVerdict | None = None,
+        headline: str,
+    ) -> Decision:
+        if self.settings.consultant and state.level == 0:
+            return Decision(
+                "consult", "failed", reason, error_summary=error, loop=loop, headline=headline
+            )
+        return self._human(task, error, reason, loop=loop, headline=headline)
+
+    def _human(
+        self,
+        task: Task,
+        error: str,
+        reason: str,
+        *,
+        loop: LoopVerdict | None = None,
+        category: str | None = None,
+        headline: str,
+    ) -> Decision:
+        similar = f" Error similarity: {loop.similarity:.0%}." if loop else ""
+        last = "\n".join(error.strip().splitlines()[-8:])
+        return Decision(
+            "escalate",
+            "failed",
+            reason,
+            error_summary=error,
+            loop=loop,
+            headline=headline,
+            escalation=EscalationDraft(
+                question=f"{reason}.{similar} How should I proceed?\n\nLast error:\n{last}",
+                options=list(HUMAN_OPTIONS),
+                recommendation=None,
+                category=category,
+                why=WHY.get(category or "", None) if category else None,
+                detail={
+                    "asker": "The orchestrator",
+                    "actions": ["retry", "skip", "abort"],
+                    "loop": loop.kind if loop else None,
+                    "similarity": loop.similarity if loop else None,
+                },
+            ),
+        )
