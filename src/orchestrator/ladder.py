@@ -87,10 +87,13 @@ class RunHooks:
             ]
         revert = body.get("plan_revert") or {}
         if revert.get("enabled") and self.checkpoints is not None:
+            # the implicated task's own work was wrong: go back to before it, redo it and all after
+            from orchestrator.consultant import checkpoint_before
+
             target = str(revert["revert_to_task"])
-            self.checkpoints.revert_to(target)
+            self.checkpoints.revert_to(checkpoint_before(target, done))
             idx = [t.id for t in runner.plan.tasks].index(target)
-            for later in runner.plan.tasks[idx + 1 :]:
+            for later in runner.plan.tasks[idx:]:
                 if later.id != task.id and rows[later.id]["status"] == TaskStatus.COMPLETED.value:
                     store.update_task(
                         run_id,

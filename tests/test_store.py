@@ -1,0 +1,137 @@
+"""The store against a real SQLite file and, where one is reachable, a real PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import IntegrityError
+
+from orchestrator.models import Plan, Task, TaskStatus, UserError
+from orchestrator.store import AlreadyAnswered, RunLocked, Store
+
+PG_URL = os.environ.get("ORCHESTRATOR_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _pg_reachable() -> str | None:
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "psycopg is not installed"
+    try:
+        engine = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1),
+                               connect_args={"connect_timeout": 3})
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        engine.dispose()
+    except Exception as exc:
+        return f"no PostgreSQL reachable at {PG_URL} ({type(exc).__name__}); set ORCHESTRATOR_TEST_PG_URL"
+    return None
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        s = Store(f"sqlite:///{tmp_path / 'state.db'}")
+        yield s
+        s.close()
+        return
+    reason = _pg_reachable()
+    if reason:
+        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    schema = "t_" + uuid.uuid4().hex[:10]
+    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    s = Store(f"{PG_URL}?options=-csearch_path%3D{schema}")
+    try:
+        yield s
+    finally:
+        s.close()
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def _plan() -> Plan:
+    return Plan(path="p.md", format="milestone",
+                tasks=[Task(id="1.1", title="one"), Task(id="1.2", title="two", depends_on=["1.1"])])
+
+
+def test_run_tasks_and_attempt_roundtrip(store: Store, tmp_path: Path) -> None:
+    store.create_run("r1", _plan(), tmp_path, "replay", {"x": 1})
+    assert [t["status"] for t in store.tasks("r1")] == ["PENDING", "PENDING"]
+    n = store.begin_attempt("r1", "1.1", tmp_path / "1.1", "replay")
+    assert n == 1 and store.task("r1", "1.1")["status"] == "RUNNING"
+    store.finish_attempt("r1", "1.1", 1, verdict="failed", result={"exit_code": 1, "error_summary": "boom"},
+                         task_values={"status": "PENDING", "attempts_since_resume": 1}, event_kind="attempt_finished",
+                         payload={"action": "retry"})
+    assert store.begin_attempt("r1", "1.1", tmp_path / "1.1", "replay") == 2
+    att = store.attempts("r1", "1.1")
+    assert [a["verdict"] for a in att] == ["failed", None]
+    assert att[0]["error_summary"] == "boom" and att[0]["duration_s"] is not None
+    assert store.plan("r1").tasks[1].depends_on == ["1.1"]
+
+
+def test_interrupted_attempts_are_recorded_and_tasks_requeued(store: Store, tmp_path: Path) -> None:
+    store.create_run("r1", _plan(), tmp_path, "replay", {})
+    store.begin_attempt("r1", "1.1", tmp_path, "replay")
+    cut = store.recover_interrupted("r1")
+    assert [c["number"] for c in cut] == [1]
+    assert store.attempts("r1")[0]["verdict"] == "interrupted"
+    assert store.task("r1", "1.1")["status"] == "PENDING"
+    assert any(e["kind"] == "attempt_interrupted" for e in store.events("r1"))
+
+
+def test_status_check_constraint_rejects_unknown_states(store: Store, tmp_path: Path) -> None:
+    store.create_run("r1", _plan(), tmp_path, "replay", {})
+    with pytest.raises(IntegrityError):
+        store.update_task("r1", "1.1", status="DONE-ISH")
+    assert store.task("r1", "1.1")["status"] == "PENDING"
+
+
+def test_escalation_pauses_task_answer_once_and_resume_resets_counters(store: Store, tmp_path: Path) -> None:
+    store.create_run("r1", _plan(), tmp_path, "replay", {})
+    store.update_task("r1", "1.1", attempts_since_resume=5, level=1, level_attempts=2)
+    esc = store.open_escalation("r1", "1.1", question="Which cache?", options=["Redis", "In-memory"],
+                                recommendation="In-memory", category="ambiguous_requirements", level=2)
+    assert store.task("r1", "1.1")["status"] == TaskStatus.PAUSED_FOR_INTERVENTION.value
+    seed003 = [e["payload"] for e in store.events("r1", "escalation")]
+    assert seed003 == [{"task_id": "1.1", "attempt_count": 5, "state": "PAUSED_FOR_INTERVENTION"}]
+    row = store.answer_escalation(esc, response="B) In-memory", kind="option", responder="ada", channel="cli")
+    assert row["status"] == "answered" and row["wait_s"] >= 0 and row["responder"] == "ada"
+    with pytest.raises(AlreadyAnswered, match="already answered by ada via cli"):
+        store.answer_escalation(esc, response="A", kind="option", responder="bob", channel="cli")
+    store.resume_task("r1", "1.1", guidance="use in-memory")
+    t = store.task("r1", "1.1")
+    assert (t["status"], t["attempts_since_resume"], t["level"], t["level_attempts"], t["guidance"]) == (
+        "PENDING", 0, 0, 0, "use in-memory")
+
+
+def test_second_runner_refused_dead_owner_taken_over(store: Store, tmp_path: Path) -> None:
+    store.create_run("r1", _plan(), tmp_path, "replay", {})
+    token = store.acquire_lock("r1")
+    with pytest.raises(RunLocked, match="already being driven"):
+        store.acquire_lock("r1")
+    store.release_lock("r1", token)
+    # a lock held by a process that no longer exists
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    from orchestrator.schema import runs
+    with store.tx() as conn:
+        conn.execute(runs.update().where(runs.c.id == "r1").values(
+            lock_owner="x", lock_pid=int(dead.stdout), lock_host=__import__("socket").gethostname()))
+    store.acquire_lock("r1")
+    assert any(e["kind"] == "stale_lock_taken_over" for e in store.events("r1"))
+
+
+def test_bad_url_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="--db"):
+        Store("nosuchdialect://x")
