@@ -180,10 +180,12 @@ def _score(a: _Prepared, b: _Prepared) -> float:
     overall = fuzz.ratio(a.text, b.text) / 100.0
     if not (a.key and b.key):
         return overall
-    # Shared context (commands, traceback frames) inflates a whole-text ratio; the lines
-    # that say what went wrong get half the weight, and a different final error class
-    # (ImportError vs TypeError) marks a different failure however alike the context is.
-    score = (overall + fuzz.ratio(a.key, b.key) / 100.0) / 2.0
+    # Shared context (commands, traceback frames, progress lines) inflates a whole-text
+    # ratio; the lines that say what went wrong get two thirds of the weight, and a different
+    # final error class (ImportError vs TypeError) marks a different failure however alike
+    # the context is.
+    key = fuzz.ratio(a.key, b.key) / 100.0
+    score = (overall + 2.0 * key) / 3.0
     if a.signature and b.signature and a.signature != b.signature:
         score *= _DIFFERENT_ERROR_PENALTY
     return score
@@ -192,9 +194,10 @@ def _score(a: _Prepared, b: _Prepared) -> float:
 def similarity(a: str, b: str, *, tail_chars: int = TAIL_CHARS) -> float:
     """How alike two failures are, in [0, 1], after normalisation.
 
-    Compares the last `tail_chars` normalised characters of each text: the whole-text
-    Indel ratio (rapidfuzz's `fuzz.ratio`) averaged with the ratio of the error lines
-    alone, times 0.75 when the final error class differs. Two empty texts are identical.
+    Compares the last `tail_chars` normalised characters of each text: one third the
+    whole-text Indel ratio (rapidfuzz's `fuzz.ratio`), two thirds the ratio of the error
+    lines alone (when both have some), times 0.75 when the final error class differs.
+    Two empty texts are identical.
 
     >>> similarity("12:00:01 app.py:10: KeyError 'x'", "12:07:55 app.py:31: KeyError 'x'")
     1.0
