@@ -505,3 +505,15 @@ def test_misconfigured_llm_backend_is_a_config_error(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("ORCHESTRATOR_LLM_MODEL", raising=False)
     with pytest.raises(ConfigError, match="ORCHESTRATOR_LLM_BASE_URL"):
         Brain(backend="openai")
+
+
+def test_megabyte_logs_are_judged_by_their_end(brain: Brain) -> None:
+    noise = "".join(
+        f"12:00:{i % 60:02d} step {i} ok (plugins: timeout-2.3.1)\n" for i in range(50_000)
+    )
+    assert len(noise) > 2_000_000
+    log = noise + "ModuleNotFoundError: No module named 'pandas'\n"
+    first = decide(brain, [log])
+    assert first.decision == "retry"
+    assert first.guidance_for_retry is not None and "`pandas`" in first.guidance_for_retry
+    assert decide(brain, [log, log.replace("12:00", "13:07"), log]).decision == "escalate"

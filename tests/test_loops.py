@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchestrator.loops import (
     LoopDetector,
@@ -125,6 +127,21 @@ def test_similarity_bounds_and_edges() -> None:
     assert similarity("KeyError: 'a'", "KeyError: 'a'") == 1.0
     value = similarity("KeyError: 'a'", "KeyError: 'b'")
     assert 0.0 < value < 1.0
+
+
+LOGGY = st.text(
+    alphabet=st.sampled_from(list("abcXYZ019 :/._-'\"\n\t\x1b[]()")) | st.characters(),
+    max_size=3000,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(LOGGY, LOGGY)
+def test_similarity_is_a_symmetric_score(a: str, b: str) -> None:
+    value = similarity(a, b)
+    assert 0.0 <= value <= 1.0
+    assert value == similarity(b, a)
+    assert similarity(a, a) == 1.0
 
 
 def test_similarity_on_megabyte_logs_returns_a_sane_value() -> None:

@@ -405,7 +405,7 @@ _GUIDES: tuple[tuple[re.Pattern[str], Guide, str, bool], ...] = (
     ),
     (
         re.compile(
-            r"([\w./-]+): (?:command )?not found\s*$"
+            r"(?<![\w./-])([\w./-]+): (?:command )?not found\s*$"
             r"|'([\w.-]+)' is not recognized as an internal or external command"
             r"|executable file not found.*?\"([\w./-]+)\"",
             re.I,
