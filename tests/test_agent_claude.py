@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +281,37 @@ def test_a_stalled_model_stream_ends_in_a_timeout_not_a_hang(tmp_path: Path) -> 
         assert server.model_requests, "the agent reached the server before the timeout"
     assert result.exit_code == 124 and result.error == "timed out after 5s"
     assert result.session_id and result.question is None
+
+
+@real_claude
+def test_time_spent_waiting_for_the_human_does_not_count_against_the_timeout(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "work" / "cache.py"
+    script = [
+        ASK,
+        ToolCall("Write", {"file_path": str(target), "content": "CACHE = {}\n"}),
+        "Done.",
+    ]
+
+    def slow_human(_q: HumanQuestion) -> str:
+        time.sleep(10)  # longer than the whole attempt's timeout below
+        return "In-memory"
+
+    with AnthropicServer(script) as server:
+        result = Harness(tmp_path, server).run("Implement caching", ask=slow_human, timeout=8)
+    assert result.error is None and target.exists()
+
+
+@real_claude
+def test_resuming_an_unknown_session_is_a_clear_agent_error(tmp_path: Path) -> None:
+    with AnthropicServer(["never used"]) as server:
+        result = Harness(tmp_path, server).run(
+            "go on", resume="00000000-0000-4000-8000-000000000000"
+        )
+    assert result.exit_code == 1 and result.error
+    assert result.error.startswith("cannot resume the Claude Code session")
+    assert server.model_requests == []
 
 
 # -- no binary needed --------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -208,6 +209,10 @@ class _Attempt:
         self.assistant_error: str | None = None
         self.rate_limit: dict[str, Any] | None = None
         self.stderr: list[str] = []
+        self.deadline: anyio.CancelScope | None = None
+        """The attempt's timeout scope: time spent waiting for a human is added back to it."""
+        self._asking = 0
+        self._paused = (math.inf, 0.0)
 
     def record(self, kind: str, payload: Mapping[str, Any]) -> None:
         self.transcript.write(json.dumps({"type": kind, **payload}, default=str) + "\n")
@@ -226,11 +231,27 @@ class _Attempt:
         if self.ctx.ask_human is None:
             return None
         ask = self.ctx.ask_human
+        self._pause_clock()
         try:
             return await anyio.to_thread.run_sync(ask, question, abandon_on_cancel=True)
         except Exception as e:
             self.record("orchestrator", {"event": "ask_human_failed", "error": repr(e)})
             return None
+        finally:
+            self._resume_clock()
+
+    def _pause_clock(self) -> None:
+        """The agent's timeout does not run while a human thinks (asks may overlap)."""
+        if self._asking == 0 and self.deadline is not None:
+            self._paused = (self.deadline.deadline, time.monotonic())
+            self.deadline.deadline = math.inf
+        self._asking += 1
+
+    def _resume_clock(self) -> None:
+        self._asking -= 1
+        if self._asking == 0 and self.deadline is not None:
+            deadline, since = self._paused
+            self.deadline.deadline = deadline + (time.monotonic() - since)
 
 
 class ClaudeAgent:
@@ -384,6 +405,7 @@ class ClaudeAgent:
             warnings.filterwarnings("ignore", message="can_use_tool will not be invoked")
             options = self._options(ctx, opts, state)
             with anyio.move_on_after(ctx.timeout) as scope:
+                state.deadline = scope
                 async with ClaudeSDKClient(options) as client:
                     await client.query(ctx.prompt)
                     async for message in client.receive_response():
@@ -537,6 +559,11 @@ def _crash_message(e: BaseException, stderr: list[str]) -> str:
 
     if isinstance(e, CLINotFoundError):
         return f"Claude Code binary not found ({e}); reinstall claude-agent-sdk or set cli_path"
+    if "No conversation found with session ID" in str(e):
+        return (
+            f"cannot resume the Claude Code session: {str(e).strip().splitlines()[0]} "
+            "(sessions are kept per workdir under CLAUDE_CONFIG_DIR); start a fresh attempt"
+        )
     tail = " | ".join(line.strip() for line in stderr[-5:] if line.strip())
     text = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
     if "root/sudo" in tail or "root/sudo" in str(e):
