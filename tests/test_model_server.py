@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -98,7 +99,7 @@ def test_auxiliary_requests_do_not_consume_turns() -> None:
     assert server.model_requests[0].turn == 0 and server.turns_left == 0
 
 
-def test_records_bodies_and_redacts_secrets() -> None:
+def test_records_bodies_and_redacts_secrets(tmp_path: Path) -> None:
     with AnthropicServer(["ok"]) as server:
         post(
             server,
@@ -115,6 +116,9 @@ def test_records_bodies_and_redacts_secrets() -> None:
     headers = {k.lower(): v for k, v in req.headers.items()}
     assert headers["x-api-key"] == "<redacted>" and headers["authorization"] == "<redacted>"
     assert "secret-value" not in json.dumps(req.headers)
+    server.dump_requests(tmp_path / "requests.jsonl")
+    dumped = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert dumped[0]["body"]["model"] == "m" and "secret-value" not in json.dumps(dumped)
 
 
 def test_failures_carry_status_error_type_and_retry_after() -> None:

@@ -26,10 +26,12 @@ Turn types live in `orchestrator.testing.script` and are shared by every provide
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
@@ -188,6 +190,12 @@ class ScriptedServer:
     def model_requests(self) -> list[RecordedRequest]:
         """Requests that consumed a script turn (not auxiliary), in arrival order."""
         return [r for r in self.requests if not r.auxiliary]
+
+    def dump_requests(self, path: Path) -> None:
+        """Write every recorded request as a JSON line: what an agent CLI really sends."""
+        with path.open("w", encoding="utf-8") as out:
+            for r in list(self.requests):
+                out.write(json.dumps(dataclasses.asdict(r), ensure_ascii=False) + "\n")
 
     def next_turn(self, req: RecordedRequest) -> Turn:
         """Consume the next script turn for `req` (the exhausted turn once the script ran out)."""
