@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -11,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tests.helpers import EXAMPLES, cli, cli_popen, status_json
 
 
@@ -177,9 +177,13 @@ def test_invalid_config_is_one_line_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "max_attempts" in proc.stderr and "Traceback" not in proc.stderr
     (tmp_path / "orchestrator.toml").write_text("max_attempts = 5\n[gates]\ncommands = ['true']\n")
-    proc = cli(tmp_path, "config", "show", ORCHESTRATOR_BRAIN="auto")
+    proc = cli(tmp_path, "config", "show", "--json", ORCHESTRATOR_BRAIN="auto")
     assert proc.returncode == 0, proc.stderr
-    assert "orchestrator.toml" in proc.stdout and "environment" in proc.stdout
+    settings = json.loads(proc.stdout)["settings"]
+    assert settings["max_attempts"] == {"value": 5, "source": str(tmp_path / "orchestrator.toml")}
+    assert settings["gates.commands"]["value"] == ["true"]
+    assert settings["brain"] == {"value": "auto", "source": "environment"}
+    assert settings["agent"]["source"] == "default"
 
 
 def test_version_and_module_entry_point(tmp_path: Path) -> None:

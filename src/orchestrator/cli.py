@@ -439,7 +439,8 @@ def _policy(settings: Any) -> dict[str, Any]:
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click returns a typer.Exit's code instead of raising it
+        sys.exit(code if isinstance(code, int) else 0)
     except UserError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(exc.exit_code)

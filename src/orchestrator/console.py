@@ -23,7 +23,7 @@ INDENT = " " * 11
 def fmt_duration(seconds: float | None) -> str:
     if seconds is None:
         return "-"
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
@@ -102,9 +102,10 @@ class Reporter:
         self.line(
             f"Task {escape(task_id)}: [bold red]FAILED[/bold red] (attempt {attempt}/{max_attempts})"
         )
-        if reason:
-            for ln in reason.strip().splitlines()[:6]:
-                self.note(ln[:160], "dim")
+        lines = [ln for ln in reason.strip().splitlines() if ln.strip()]
+        shown = lines[:2] + (["…", *lines[-3:]] if len(lines) > 5 else lines[2:5])
+        for ln in shown:
+            self.note(ln[:160], "dim")
 
     def retrying(self, task_id: str, guidance: str | None = None) -> None:
         self.line(f"Retrying Task {escape(task_id)}...")

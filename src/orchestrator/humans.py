@@ -37,11 +37,20 @@ class Answer:
     kind: AnswerKind
     text: str
 
+    @property
+    def plain(self) -> str:
+        """The answer without its option letter: `B) In-memory` → `In-memory`."""
+        return strip_letter(self.text)
+
     def guidance(self, esc: Row) -> str | None:
         """How the answer reads in the next prompt."""
         if self.kind in ("retry", "skip", "abort"):
             return None
         return f"A human answered the question {esc['question']!r}: {self.text}"
+
+
+def strip_letter(text: str) -> str:
+    return text[3:] if len(text) > 3 and text[0].isupper() and text[1:3] == ") " else text
 
 
 def letter(i: int) -> str:

@@ -8,6 +8,7 @@ not proof), then the loop detector and the hard cap as guardrails, then the brai
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,7 +21,7 @@ from orchestrator.llm import LLMBackend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
 from orchestrator.models import Task, Verdict
 
-Action = Literal["complete", "retry", "consult", "escalate"]
+Action = Literal["complete", "retry", "consult", "escalate", "wait"]
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Decision:
     escalation: EscalationDraft | None = None
     loop: LoopVerdict | None = None
     interpretation: Interpretation | None = None
+    wait_until: float | None = None
     headline: str | None = None
     """The console line that announces an escalation (`LOOP DETECTED: …`, `NEEDS HUMAN INPUT`)."""
 
@@ -97,14 +99,15 @@ class Judge:
     ) -> None:
         self.settings = settings
         self.llm = llm
-        self.brain = brain or Brain(backend=settings.brain, llm=llm)
-        self.loops = LoopDetector(
-            LoopDetectorConfig(
-                max_task_attempts=settings.max_attempts,
-                max_e2e_fix_attempts=settings.max_e2e_fix_attempts,
-                error_similarity_threshold=settings.similarity_threshold,
-            )
+        config = LoopDetectorConfig(
+            max_task_attempts=settings.max_attempts,
+            max_e2e_fix_attempts=settings.max_e2e_fix_attempts,
+            error_similarity_threshold=settings.similarity_threshold,
         )
+        self.brain = brain or Brain(
+            backend=settings.brain, llm=llm, llm_backend=settings.llm_backend, config=config
+        )
+        self.loops = LoopDetector(config)
 
     def interpret(self, text: str) -> Interpretation:
         return interpret(
@@ -124,6 +127,15 @@ class Judge:
     ) -> Decision:
         max_attempts = max_attempts or self.settings.max_attempts
         if result.question is not None:
+            retry_at = result.question.detail.get("retry_at")
+            if retry_at and float(retry_at) - time.time() <= self.settings.rate_limit_wait:
+                return Decision(
+                    "wait",
+                    "rate_limited",
+                    f"rate limited until {time.strftime('%H:%M:%S', time.localtime(float(retry_at)))}",
+                    error_summary=result.error,
+                    wait_until=float(retry_at),
+                )
             return self._asked(result.question)
         interp = self.interpret(result.output)
         if result.error and interp.category is None:

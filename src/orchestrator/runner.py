@@ -21,8 +21,14 @@ from orchestrator.agents.base import Agent, AgentResult, AttemptContext, HumanQu
 from orchestrator.config import Settings
 from orchestrator.console import Reporter
 from orchestrator.gates import run_gates
-from orchestrator.humans import Answer, ask_in_terminal, read_user_decision, record_answer
-from orchestrator.judge import Decision, Judge, TaskState
+from orchestrator.humans import (
+    Answer,
+    ask_in_terminal,
+    read_user_decision,
+    record_answer,
+    strip_letter,
+)
+from orchestrator.judge import HUMAN_OPTIONS, Decision, Judge, TaskState
 from orchestrator.models import Plan, Task, TaskStatus, UserError
 from orchestrator.plans import order
 from orchestrator.prompt import build_prompt
@@ -149,17 +155,57 @@ class Runner:
             return
         while True:
             row = self.store.task(self.run_id, task.id)
-            if row["status"] != TaskStatus.PENDING.value:
+            if row["status"] != TaskStatus.PENDING.value or self.over_budget(task):
                 return
             decision, number, result = self.attempt(task, row)
             if not self.after(task, row, decision, number, result):
                 return
+
+    def over_budget(self, task: Task) -> bool:
+        """Spending caps from recorded costs: reaching one pauses the task as an escalation, never a crash."""
+        spent = self.store.attempts(self.run_id)
+        total = sum(a["cost_usd"] or 0 for a in spent)
+        on_task = sum(a["cost_usd"] or 0 for a in spent if a["task_id"] == task.id)
+        task_cap = self.settings.agent_options(task.id).get("max_budget_usd")
+        for scope, cost, cap in (
+            ("run", total, self.settings.max_budget_usd),
+            ("task", on_task, task_cap),
+        ):
+            if cap is not None and cost >= cap:
+                esc_id = self.store.open_escalation(
+                    self.run_id,
+                    task.id,
+                    question=f"The {scope} budget of ${cap:.2f} is spent (${cost:.2f} recorded). "
+                    "Raise it and retry, skip this task, or abort?",
+                    options=list(HUMAN_OPTIONS),
+                    why="Spending more money needs your approval.",
+                    level=2,
+                    detail={
+                        "asker": "The orchestrator",
+                        "actions": ["retry", "skip", "abort"],
+                        "budget": scope,
+                        "spent_usd": cost,
+                        "cap_usd": cap,
+                    },
+                )
+                self.report.line(
+                    f"BUDGET REACHED: {scope} cap ${cap:.2f}, spent ${cost:.2f}", "bold yellow"
+                )
+                self.report.note(
+                    f"Answer escalation {esc_id} with --retry and resume with a higher --max-budget-usd "
+                    "(run) or [claude] max_budget_usd (task), or --skip / --abort."
+                )
+                return True
+        return False
 
     def attempt(self, task: Task, row: Row) -> tuple[Decision, int, AgentResult]:
         history = self.failures_since_resume(task.id, row)
         options = self.settings.agent_options(task.id) | self.meta.get("task_overrides", {}).get(
             task.id, {}
         )
+        approved = self.approved_commands(task.id)
+        if approved:
+            options["approved_commands"] = approved
         number = self.store.begin_attempt(
             self.run_id, task.id, self.folder / task.id, self.agent.name, options.get("model")
         )
@@ -274,11 +320,21 @@ class Runner:
             if self.hooks is not None:
                 self.hooks.task_completed(self, task)
             return False
-        self.report.failed(
-            task.id, row["level_attempts"] + 1, self.settings.max_attempts, d.reason
-        ) if failed else None
+        if failed:
+            limit = self.settings.max_attempts
+            self.report.failed(
+                task.id, row["level_attempts"] + 1, limit, d.error_summary or d.reason
+            )
         if d.action == "retry":
             self.report.retrying(task.id, d.guidance)
+            return True
+        if d.action == "wait":
+            pause = max(0.0, (d.wait_until or 0) - time.time())
+            self.report.line(
+                f"Task {task.id}: {d.reason}; waiting {pause:.0f}s instead of burning attempts",
+                "yellow",
+            )
+            time.sleep(pause)
             return True
         if d.action == "consult":
             self.report.line(d.headline or "ESCALATING", "bold yellow")
@@ -348,7 +404,7 @@ class Runner:
         assert esc is not None
         self.report.line("NEEDS HUMAN INPUT", "bold yellow")
         answer = self.wait_for(esc)
-        return None if answer is None else answer.text
+        return None if answer is None else answer.plain
 
     def apply(self, task: Task, esc_id: int, answer: Answer) -> bool:
         """Act on a recorded answer; True when the task should be attempted again."""
@@ -450,6 +506,20 @@ class Runner:
             self.report.completed(task.id, 0, None)
             return
         self.apply(task, esc_id, answer)
+
+    def approved_commands(self, task_id: str) -> list[str]:
+        """Held commands a human allowed; the agent may run exactly these next time."""
+        from orchestrator.policy import is_approval
+
+        return [
+            str(e["detail"]["command"])
+            for e in self.store.escalations(self.run_id)
+            if e["task_id"] == task_id
+            and e["status"] == "answered"
+            and e["category"] == "extreme_destructive"
+            and e["detail"].get("command")
+            and is_approval(strip_letter(e["response"]))
+        ]
 
     # -- prompts and history ----------------------------------------------------------------------
     def failures_since_resume(self, task_id: str, row: Row) -> list[str]:

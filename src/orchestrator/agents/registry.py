@@ -14,7 +14,10 @@ def create(name: str, settings: Settings) -> Agent:
         from orchestrator.agents.claude import ClaudeAgent
         from orchestrator.policy import CommandPolicy
 
-        agent = ClaudeAgent(policy=CommandPolicy.from_config(settings.policy))
+        agent = ClaudeAgent(
+            options=settings.claude.model_dump(exclude_none=True),
+            policy=CommandPolicy.from_config(settings.policy),
+        )
         agent.preflight()
         return agent
     if name == "codex":
