@@ -47,7 +47,8 @@ aider_python() {
 }
 
 export UV_TOOL_DIR="$agents/uv-tools" UV_TOOL_BIN_DIR="$agents/bin"
-if ! "$agents/bin/aider" --version 2>/dev/null | grep -qx "aider $AIDER_VERSION"; then
+# The dist-info folder says which version is installed without paying aider's slow start-up.
+if ! [[ -x "$agents/bin/aider" ]] || ! compgen -G "$agents/uv-tools/aider-chat/lib/python3.*/site-packages/aider_chat-$AIDER_VERSION.dist-info" >/dev/null; then
     if ! command -v uv >/dev/null; then
         echo "install-agents: uv not found; Aider tests will skip" >&2
     else

@@ -6,13 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agents._cli import find_cli
+from orchestrator.agents._cli import LOCAL_BIN_DIRS, PROJECT_ROOT, find_cli
 from orchestrator.agents.base import AgentEvent, AttemptContext
 from orchestrator.models import Task
 
 
 def require_cli(name: str, package: str) -> str:
-    """The CLI's path, or skip saying exactly what is missing and how to get it."""
+    """The pinned CLI from `.ci/install-agents.sh`, else one on PATH, else skip saying why."""
+    for sub in LOCAL_BIN_DIRS:
+        pinned = PROJECT_ROOT / sub / name
+        if pinned.is_file():
+            return str(pinned)
     found = find_cli(name)
     if found is None:
         pytest.skip(
