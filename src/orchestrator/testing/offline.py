@@ -13,10 +13,13 @@ CLOSED_PROXY = "http://127.0.0.1:9"
 
 
 def offline_env(home: Path) -> dict[str, str]:
-    """HOME under `home` (created), and proxies that make non-local requests fail fast."""
-    home.mkdir(parents=True, exist_ok=True)
+    """HOME and TMPDIR under `home` (created; CLIs leave crash reports and sockets in TMPDIR),
+    and proxies that make non-local requests fail fast."""
+    tmp = home / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
     return {
         "HOME": str(home),
+        "TMPDIR": str(tmp),
         "HTTP_PROXY": CLOSED_PROXY,
         "HTTPS_PROXY": CLOSED_PROXY,
         "ALL_PROXY": CLOSED_PROXY,
