@@ -173,8 +173,10 @@ class Judge:
         error = failure_text(result, gates, interp)
         errors = [*state.failures_since_resume, error]
         failed_here = state.level_attempts + 1
+        # loops are judged within the current ladder level: the consultant's changes start a new window
+        window = errors[-failed_here:]
 
-        loop = self.loops.check(errors, task_id=task.id)
+        loop = self.loops.check(window, task_id=task.id)
         if loop is not None:
             return self._next_level(
                 task,
@@ -192,7 +194,7 @@ class Judge:
         if failed_here >= max_attempts:
             msg = f"Task {task.id} failed {failed_here} times"
             return self._next_level(task, state, error, msg, headline=f"ESCALATING: {msg}")
-        brain = self.brain.should_retry_or_escalate(task.id, task.title, errors, len(errors))
+        brain = self.brain.should_retry_or_escalate(task.id, task.title, window, len(window))
         if brain.decision == "escalate":
             return self._human(
                 task,
