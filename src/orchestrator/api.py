@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.agents.base import Agent
-from orchestrator.config import Settings, Sources, load_settings
+from orchestrator.config import Settings, Sources, flatten, load_settings
 from orchestrator.console import Reporter
 from orchestrator.humans import Answer, answer_from_flags, record_answer
 from orchestrator.models import UserError
@@ -117,7 +117,7 @@ def resume(
     meta = json.loads(row["settings_json"])
     stored = {k: v for k, v in meta.items() if k in Settings.model_fields}
     given = {k: v for k, v in overrides.items() if v is not None}
-    settings, _ = load_settings(overrides=_flat(stored) | given, config_file=config_file, env={})
+    settings, _ = load_settings(overrides=flatten(stored) | given, config_file=config_file, env={})
     meta |= settings.model_dump()
     store.update_settings(run_id, meta)
     agent = make_agent(settings, Path(meta.get("plan_file", row["plan_path"])))
@@ -129,16 +129,6 @@ def resume(
     )
     runner.report.line(f"Resuming run {run_id}", "dim")
     return runner.execute()
-
-
-def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in data.items():
-        if isinstance(v, dict) and k != "tasks":
-            out |= _flat(v, f"{prefix}{k}.")
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
 
 
 def answer(

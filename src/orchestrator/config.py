@@ -78,11 +78,21 @@ class Settings(BaseModel, extra="forbid"):
     )
     gates: GatesConfig = Field(default_factory=GatesConfig)
     claude: AgentOptions = Field(default_factory=AgentOptions)
+    codex: dict[str, Any] = Field(default_factory=dict)
+    """Options for the codex adapter (model, base_url, sandbox, …; see its module docstring)."""
+    gemini: dict[str, Any] = Field(default_factory=dict)
+    aider: dict[str, Any] = Field(default_factory=dict)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     tasks: dict[str, AgentOptions] = Field(default_factory=dict)
 
-    def agent_options(self, task_id: str) -> dict[str, Any]:
-        merged = self.claude.model_dump(exclude_none=True)
+    def agent_options(self, task_id: str, agent: str = "claude") -> dict[str, Any]:
+        """The agent's own section, then the task's overrides (`[tasks."1.2"]`)."""
+        section = getattr(self, agent, None) if agent in ("codex", "gemini", "aider") else None
+        merged = (
+            dict(section)
+            if isinstance(section, dict)
+            else self.claude.model_dump(exclude_none=True)
+        )
         if task_id in self.tasks:
             merged.update(self.tasks[task_id].model_dump(exclude_none=True))
         return merged
@@ -91,12 +101,12 @@ class Settings(BaseModel, extra="forbid"):
 Sources = dict[str, str]
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and key != "tasks":
-            out.update(_flatten(value, name + "."))
+        if isinstance(value, dict) and key not in ("tasks", "codex", "gemini", "aider"):
+            out.update(flatten(value, name + "."))
         else:
             out[name] = value
     return out
@@ -169,7 +179,7 @@ def load_settings(
         layers.append(("command line", flag_layer))
 
     for source, layer in layers:
-        for dotted, value in _flatten(layer).items():
+        for dotted, value in flatten(layer).items():
             _set(merged, dotted, value)
             sources[dotted] = source
     try:
@@ -187,6 +197,6 @@ def load_settings(
 def describe(settings: Settings, sources: Sources) -> list[tuple[str, Any, str]]:
     """(key, effective value, where it came from) for every setting."""
     rows = []
-    for dotted, value in _flatten(settings.model_dump()).items():
+    for dotted, value in flatten(settings.model_dump()).items():
         rows.append((dotted, value, sources.get(dotted, "default")))
     return rows

@@ -62,7 +62,7 @@ class RunHooks:
         done = [
             t.id for t in runner.plan.tasks if rows[t.id]["status"] == TaskStatus.COMPLETED.value
         ]
-        options = runner.settings.agent_options(task.id)
+        options = runner.settings.agent_options(task.id, runner.agent.name)
         earlier = [t for t in runner.plan.tasks if t.id in done]
         decision = consult(
             task,

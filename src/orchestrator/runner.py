@@ -166,7 +166,7 @@ class Runner:
         spent = self.store.attempts(self.run_id)
         total = sum(a["cost_usd"] or 0 for a in spent)
         on_task = sum(a["cost_usd"] or 0 for a in spent if a["task_id"] == task.id)
-        task_cap = self.settings.agent_options(task.id).get("max_budget_usd")
+        task_cap = self.settings.agent_options(task.id, self.agent.name).get("max_budget_usd")
         for scope, cost, cap in (
             ("run", total, self.settings.max_budget_usd),
             ("task", on_task, task_cap),
@@ -200,9 +200,9 @@ class Runner:
 
     def attempt(self, task: Task, row: Row) -> tuple[Decision, int, AgentResult]:
         history = self.failures_since_resume(task.id, row)
-        options = self.settings.agent_options(task.id) | self.meta.get("task_overrides", {}).get(
-            task.id, {}
-        )
+        options = self.settings.agent_options(task.id, self.agent.name) | self.meta.get(
+            "task_overrides", {}
+        ).get(task.id, {})
         approved = self.approved_commands(task.id)
         if approved:
             options["approved_commands"] = approved

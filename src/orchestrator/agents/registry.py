@@ -23,13 +23,19 @@ def create(name: str, settings: Settings) -> Agent:
     if name == "codex":
         from orchestrator.agents.codex import CodexAgent
 
-        return CodexAgent()
+        agent = CodexAgent(settings.codex)
+        agent.preflight()
+        return agent
     if name == "gemini":
         from orchestrator.agents.gemini import GeminiAgent
 
-        return GeminiAgent()
+        agent = GeminiAgent(settings.gemini)
+        agent.preflight()
+        return agent
     if name == "aider":
         from orchestrator.agents.aider import AiderAgent
 
-        return AiderAgent()
+        agent = AiderAgent(settings.aider)
+        agent.preflight()
+        return agent
     raise UserError(f"unknown agent {name!r}; choose one of: {', '.join(NAMES)}")
