@@ -19,7 +19,15 @@ from orchestrator.gates import GateResult
 from orchestrator.interpret import WHY, Interpretation, interpret
 from orchestrator.llm import LLMBackend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
-from orchestrator.models import Task, Verdict
+from orchestrator.models import Task
+
+AttemptVerdict = Literal["completed", "needs_human", "failed", "rate_limited"]
+
+
+def why_for(category: str | None) -> str | None:
+    """Seed 004's plain-language reason for an always-escalate category."""
+    return next((text for cat, text in WHY.items() if cat == category), None)
+
 
 Action = Literal["complete", "retry", "consult", "escalate", "wait"]
 
@@ -49,7 +57,7 @@ class EscalationDraft:
 @dataclass
 class Decision:
     action: Action
-    verdict: Verdict
+    verdict: AttemptVerdict
     reason: str
     error_summary: str | None = None
     guidance: str | None = None
@@ -153,7 +161,7 @@ class Judge:
                     options=list(interp.options),
                     recommendation=interp.recommendation,
                     category=interp.category,
-                    why=interp.why or WHY.get(interp.category or "", None),
+                    why=interp.why or why_for(interp.category),
                     detail={"source": interp.source, "asker": "The agent"},
                 ),
                 interpretation=interp,
@@ -222,7 +230,7 @@ class Judge:
                 options=list(q.options),
                 recommendation=q.recommendation,
                 category=q.category,
-                why=q.why or WHY.get(q.category or "", None),
+                why=q.why or why_for(q.category),
                 detail={**q.detail, "asker": "The agent", "structured": True},
             ),
             headline="NEEDS HUMAN INPUT",
@@ -268,7 +276,7 @@ class Judge:
                 options=list(HUMAN_OPTIONS),
                 recommendation=None,
                 category=category,
-                why=WHY.get(category or "", None) if category else None,
+                why=why_for(category),
                 detail={
                     "asker": "The orchestrator",
                     "actions": ["retry", "skip", "abort"],

@@ -363,7 +363,7 @@ class Store:
             )
             self._update_task(conn, run_id, task_id, status=TaskStatus.RUNNING.value)
             self._event(conn, run_id, "attempt_started", {"attempt": n, "agent": agent}, task_id)
-        return n
+        return int(n)
 
     def finish_attempt(
         self,

@@ -10,6 +10,7 @@ NAMES = ("claude", "codex", "gemini", "aider", "command", "replay")
 
 
 def create(name: str, settings: Settings) -> Agent:
+    agent: Agent
     if name == "claude":
         from orchestrator.agents.claude import ClaudeAgent
         from orchestrator.policy import CommandPolicy
