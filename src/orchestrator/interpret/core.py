@@ -1,0 +1,269 @@
+"""`interpret()`: the layers in order, cheapest first.
+
+1. explicit markers (`markers.py`);
+2. heuristics for unmarked text (`heuristics.py`);
+3. always-escalate categories (`destructive.py`, `external.py`, ambiguity): these turn a verdict
+   into needs_human and are never retried automatically;
+4. optionally an LLM (`llm_judge.py`), asked only when the rules are unsure (or always with
+   `llm_only=True`); when it fails, the rules' answer stands and the failure is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from orchestrator.interpret.destructive import ASK, DESTRUCTIVE_VERB, find_destructive_proposal
+from orchestrator.interpret.external import BLOCKER, find_external_trouble
+from orchestrator.interpret.extract import extract_options, extract_recommendation
+from orchestrator.interpret.heuristics import UNCERTAIN, read_unmarked
+from orchestrator.interpret.llm_judge import ask_llm
+from orchestrator.interpret.markers import read_markers
+from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
+from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
+from orchestrator.interpret.text import tail_text as tail_prose
+from orchestrator.llm import LLMBackend
+from orchestrator.models import Category, Verdict
+
+log = logging.getLogger("orchestrator.interpret")
+
+_CHOICE = re.compile(
+    r"\b(?:which|what should|what do you want|what would you prefer|how should|how would you like|prefer|"
+    r"choose|pick|clarify|whether|intended|correct|right one|should it be|welche[nrsm]?|wie möchtest|"
+    r"wie soll|bevorzugst|entscheide\w*|Entscheidung|Select|decision|decide)\b|\b(?:or|oder)\b[^?]*\?",
+    re.I,
+)
+
+
+_APPROVAL = re.compile(
+    r"\b(?:confirm\w*|approv\w*|permission|ok to|okay to|is it ok|go ahead|proceed|freigabe|freigeben|"
+    r"bestätig\w*|darf ich)\b",
+    re.I,
+)
+
+
+def _prose_only(lines: list[Line]) -> str:
+    """The text with code and tool output blanked, line numbers preserved (for option lists)."""
+    return "\n".join(ln.text if ln.zone == "prose" else "" for ln in lines)
+
+
+def _category(
+    lines: list[Line], tail_text: str, *, done_confident: bool
+) -> tuple[Category | None, str | None]:
+    hit = find_destructive_proposal(lines, tail_text)
+    if hit:
+        return "extreme_destructive", hit
+    ext = find_external_trouble(lines)
+    if ext and (not done_confident or BLOCKER.search(tail_text)):
+        return "external_service", ext
+    return None, None
+
+
+def _paragraphs(text: str) -> str:
+    """Lines of one paragraph joined, so a sentence wrapped over lines reads as one."""
+    return re.sub(
+        r"(?<=\S)[ \t]*\n(?![ \t]*(?:\n|[-*•]\s|\d+[.)]\s|[A-Za-z][.)]\s|\(\w\)\s|#|\||\*\*))[ \t]*",
+        " ",
+        text,
+    )
+
+
+_CONTEXT_HINT = re.compile(
+    r"\b(?:task|spec|requirement|doesn't (?:say|specify)|ways?|options?|approaches|decision|choose|pick|"
+    r"trade|interpret\w*|unclear|either|Aufgabe|Varianten?|Optionen|entscheiden)\b",
+    re.I,
+)
+
+
+def _with_context(question: str, tail_text: str) -> str:
+    """A bare "Which do you prefer?" gets the sentence that says what it is about."""
+    if len(question) >= 60:
+        return question
+    sents = [s.replace("**", "").lstrip("✦ ").strip() for s in sentences(_paragraphs(tail_text))]
+    context = next((s for s in sents if UNCERTAIN.search(s) and s != question), None)
+    if context is None:
+        idx = next((k for k, s in enumerate(sents) if question in s), None)
+        prev = [
+            s
+            for s in sents[: idx or 0]
+            if len(s) > 30
+            and not re.match(
+                r"^(?:[-*•]|\d+[.)]|[A-Za-z][.)]|\(\w\)|(?:Option|Variante|Approach)\s+\w+\s*[:.)])\s",
+                s,
+            )
+            and not extract_recommendation(s)
+        ]
+        hinted = [s for s in prev if _CONTEXT_HINT.search(s)]
+        context = (hinted or prev)[-1] if (hinted or prev) else None
+    return f"{context} {question}" if context and question not in context else question
+
+
+def _blocker_sentence(tail_text: str) -> str | None:
+    found = [s for s in sentences(tail_text) if BLOCKER.search(s)]
+    return found[-1] if found else None
+
+
+def interpret_rules(text: str) -> Interpretation:
+    """The deterministic judgment (layers 1–3), no LLM."""
+    lines = split_lines(text)
+    tail = final_prose(lines)
+    tail_text = tail_prose(lines, tail)
+    prose = _prose_only(lines)
+
+    marked = read_markers(text)
+    if marked is not None:
+        if marked.verdict == "completed":
+            return Interpretation(
+                verdict="completed", source="marker", confident=True, evidence=marked.evidence
+            )
+        category = marked.category
+        cat_ev: str | None = None
+        if category is None:
+            category, cat_ev = _category(lines, tail_text, done_confident=False)
+        if marked.verdict == "failed" and category is None:
+            return Interpretation(
+                verdict="failed",
+                source="marker",
+                confident=True,
+                evidence=marked.evidence,
+                error=marked.error,
+            )
+        source: Source = "marker" if marked.verdict == "needs_human" else "category"
+        question = marked.question
+        if not question:
+            reading = read_unmarked(lines)
+            question = (
+                reading.question.text
+                if reading.question
+                else _blocker_sentence(tail_text) or cat_ev
+            )
+        options = marked.options or extract_options(
+            text
+            if marked.kind in ("status", "question", "options", "needs-human", "gsd-checkpoint")
+            else prose
+        )
+        recommendation = marked.recommendation or extract_recommendation(
+            _paragraphs(prose), options
+        )
+        if recommendation and question and recommendation.strip() == question.strip():
+            recommendation = None
+        if (
+            category is None
+            and marked.kind not in ("ralph", "loop-blocked")
+            and (len(options) >= 2 or UNCERTAIN.search(text))
+        ):
+            category = "ambiguous_requirements"
+        why = WHY[category] if category else (marked.why or WHY_GENERIC)
+        return Interpretation(
+            verdict="needs_human",
+            category=category,
+            question=question,
+            options=options,
+            recommendation=recommendation,
+            why=why,
+            source=source,
+            confident=True,
+            evidence=cat_ev or marked.evidence,
+        )
+
+    reading = read_unmarked(lines)
+    done_confident = reading.verdict == "completed" and reading.confident
+    category, cat_ev = _category(lines, tail_text, done_confident=done_confident)
+    verdict: Verdict = reading.verdict
+    src: Source = reading.source
+    confident = reading.confident
+    if category is not None:
+        verdict, src, confident = "needs_human", "category", True
+    if verdict != "needs_human":
+        return Interpretation(
+            verdict=verdict,
+            source=src,
+            confident=confident,
+            evidence=reading.evidence,
+            error=reading.error if verdict == "failed" else None,
+        )
+    q = reading.question
+    question = _with_context(strip_md(q.text), tail_text) if q else None
+    if not question and category == "extreme_destructive":
+        asks = [
+            s
+            for s in sentences(_paragraphs(tail_text))
+            if ASK.search(s) and DESTRUCTIVE_VERB.search(s)
+        ]
+        question = asks[-1] if asks else f"Approve running `{cat_ev}`?"
+    if not question:
+        question = _blocker_sentence(_paragraphs(tail_text)) or cat_ev
+    anchor = q.line if q else (tail[-1].no if tail else None)
+    options = extract_options(prose, anchor=anchor, question=q.text if q else None)
+    recommendation = (
+        extract_recommendation(_paragraphs(tail_text), options) if (q or options) else None
+    )
+    if category is None and (
+        len(options) >= 2
+        or reading.uncertain
+        or (q is not None and _CHOICE.search(q.text) and not _APPROVAL.search(q.text))
+    ):
+        category = "ambiguous_requirements"
+        if len(options) >= 2 or reading.uncertain:
+            confident = True
+    return Interpretation(
+        verdict="needs_human",
+        category=category,
+        question=question,
+        options=options,
+        recommendation=recommendation,
+        why=WHY[category] if category else WHY_GENERIC,
+        source=src,
+        confident=confident,
+        evidence=cat_ev or reading.evidence,
+    )
+
+
+def interpret(
+    text: str, *, llm: LLMBackend | None = None, llm_only: bool = False, timeout: float = 60
+) -> Interpretation:
+    """Judge one attempt's output: completed, needs_human (with question/options/why) or failed.
+
+    >>> interpret("All 12 tests pass. Would you like me to also add docs?").verdict
+    'completed'
+    >>> r = interpret("Should I use Redis or in-memory caching?\\nA) Redis\\nB) In-memory\\nI recommend B.")
+    >>> (r.verdict, r.category, r.options, r.recommendation)
+    ('needs_human', 'ambiguous_requirements', ['Redis', 'In-memory'], 'B')
+
+    With `llm`, the LLM is consulted when the rules are not confident (always with `llm_only`);
+    if it fails, times out or answers nonsense, the rules' answer stands and the failure is
+    logged on the `orchestrator.interpret` logger.
+    """
+    if llm is not None and llm_only:
+        try:
+            return ask_llm(llm, text, timeout=timeout)
+        except Exception as e:
+            log.warning(
+                "LLM interpreter (%s) failed, using the rules: %s", getattr(llm, "name", "?"), e
+            )
+            return interpret_rules(text)
+    rules = interpret_rules(text)
+    if llm is None or rules.confident:
+        return rules
+    try:
+        answer = ask_llm(llm, text, timeout=timeout)
+    except Exception as e:
+        log.warning(
+            "LLM interpreter (%s) failed, the rules' answer stands: %s",
+            getattr(llm, "name", "?"),
+            e,
+        )
+        return rules
+    if answer.verdict == rules.verdict == "needs_human":
+        # the LLM agrees a human is needed: keep what the rules extracted where it said nothing
+        category = answer.category or rules.category
+        answer = answer.model_copy(
+            update={
+                "question": answer.question or rules.question,
+                "options": answer.options or rules.options,
+                "recommendation": answer.recommendation or rules.recommendation,
+                "category": category,
+                "why": WHY[category] if category else answer.why,
+            }
+        )
+    return answer

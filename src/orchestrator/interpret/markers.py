@@ -1,0 +1,298 @@
+"""Explicit status markers: the cheapest and most reliable signal, when an agent gives one.
+
+Formats understood (the last verdict-bearing marker in the text wins):
+
+- seed 000: `STATUS: needs_human|completed|failed`, `NEEDS_HUMAN: …`, `QUESTION:` / `OPTIONS:` /
+  `RECOMMENDATION:`;
+- seed 004: `## RECOVERY ESCALATE` (with `**Category:**`, `**Diagnosis:**`, `**Why User Needed:**`,
+  `**Suggested Action:**`), `## RECOVERY COMPLETE`, `## RECOVERY FAILED`;
+- GSD: `## CHECKPOINT REACHED` (`**Type:** human-verify|decision|human-action`, `### Checkpoint
+  Details`, `### Awaiting`) and `## PLAN COMPLETE`;
+- ralph: the `---RALPH_STATUS---` … `---END_RALPH_STATUS---` block and `<promise>…</promise>`;
+- Taskmaster loops: `<loop-blocked>…</loop-blocked>`, `<loop-complete>`, `<loop-summary>`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from orchestrator.interpret.model import WHY_ACTION, WHY_BLOCKED, WHY_VERIFY
+from orchestrator.interpret.text import strip_md
+from orchestrator.models import CATEGORIES, Category, Verdict
+
+
+@dataclass
+class Marked:
+    verdict: Verdict
+    pos: int
+    kind: str
+    category: Category | None = None
+    question: str | None = None
+    options: list[str] = field(default_factory=list)
+    recommendation: str | None = None
+    why: str | None = None
+    evidence: str | None = None
+    error: str | None = None
+
+
+_RALPH = re.compile(r"-{3}RALPH_STATUS-{3}(.*?)(?:-{3}END_RALPH_STATUS-{3}|\Z)", re.S)
+_PROMISE = re.compile(r"<promise>\s*([^<]{1,80}?)\s*</promise>", re.I)
+_LOOP_BLOCKED = re.compile(r"<loop-blocked>\s*(.*?)\s*</loop-blocked>", re.S | re.I)
+_LOOP_DONE = re.compile(
+    r"<loop-(?:complete|summary)>\s*(.*?)\s*</loop-(?:complete|summary)>", re.S | re.I
+)
+_STATUS = re.compile(
+    r"^[ \t>*_`]*STATUS[*_`]*\s*:[*_`\s]*(needs[_ -]?human|completed?|done|success|failed|failure|blocked)\b[*_`]*\s*$",
+    re.I | re.M,
+)
+_NEEDS_HUMAN = re.compile(r"^[ \t>*_`]*NEEDS_HUMAN[*_`]*\s*:\s*(.*)$", re.M)
+_QUESTION = re.compile(r"^[ \t>*_`]*QUESTION[*_`]*\s*:\s*(.*)$", re.M)
+_OPTIONS = re.compile(r"^[ \t>*_`]*OPTIONS[*_`]*\s*:", re.M)
+_RECOMMENDATION = re.compile(r"^[ \t>*_`]*RECOMMENDATION[*_`]*\s*:\s*(.*)$", re.M)
+_RECOVERY = re.compile(r"^#{1,4}\s*RECOVERY\s+(ESCALATE|COMPLETE|FAILED)\b", re.M | re.I)
+_CHECKPOINT = re.compile(r"^#{1,4}\s*CHECKPOINT REACHED\b", re.M | re.I)
+_PLAN_DONE = re.compile(r"^#{1,4}\s*(?:PLAN|PHASE|TASK) COMPLETE\b", re.M | re.I)
+_PLACEHOLDER = re.compile(r"^(?:REASON|<[^>]*>|\.\.\.|…|\{[^}]*\}|\[[^\]]*\])$", re.I)
+
+
+def _field(block: str, name: str) -> str | None:
+    """A `**Name:** value` field, its value running on until the next field or heading."""
+    m = re.search(
+        rf"^\s*[-*]?\s*\*\*{name}\s*:?\*\*\s*:?\s*(.*?)(?=^\s*[-*]?\s*\*\*[\w ]+:?\*\*|^#{{1,4}}\s|\Z)",
+        block,
+        re.M | re.S | re.I,
+    )
+    if not m:
+        return None
+    value = " ".join(m.group(1).split())
+    return value or None
+
+
+def _section(block: str, title: str) -> str | None:
+    m = re.search(rf"^#{{2,5}}\s*{title}\s*$(.*?)(?=^#{{1,5}}\s|\Z)", block, re.M | re.S | re.I)
+    if not m:
+        return None
+    value = m.group(1).strip()
+    return value or None
+
+
+def _block_after(text: str, start: int) -> str:
+    """From START to the next level-1/2 heading that is not part of the block."""
+    m = re.compile(r"^#{1,2}\s(?!#)", re.M).search(text, start + 3)
+    return text[start : m.start()] if m else text[start:]
+
+
+def _ralph(text: str) -> list[Marked]:
+    out: list[Marked] = []
+    for m in _RALPH.finditer(text):
+        body = m.group(1)
+
+        def get(name: str, body: str = body) -> str:
+            mm = re.search(rf"^\s*{name}\s*:\s*(.+)$", body, re.M | re.I)
+            return mm.group(1).strip() if mm else ""
+
+        status = get("STATUS").upper()
+        if "|" in status or not status:
+            continue  # the template, not a report
+        rec = get("RECOMMENDATION") or None
+        tests = get("TESTS_STATUS").upper()
+        done_n = re.match(r"\d+", get("TASKS_COMPLETED_THIS_LOOP"))
+        ev = f"RALPH_STATUS: {status}"
+        if status.startswith("COMPLETE") or (
+            get("EXIT_SIGNAL").lower() == "true" and status != "BLOCKED"
+        ):
+            out.append(Marked("completed", m.start(), "ralph", evidence=ev))
+        elif status.startswith("BLOCKED"):
+            out.append(
+                Marked(
+                    "needs_human",
+                    m.start(),
+                    "ralph",
+                    question=rec or "The agent reports it is blocked.",
+                    why=WHY_BLOCKED,
+                    evidence=ev,
+                )
+            )
+        elif tests == "FAILING":
+            out.append(
+                Marked(
+                    "failed",
+                    m.start(),
+                    "ralph",
+                    evidence=ev,
+                    error=f"tests failing; {rec or ''}".strip("; "),
+                )
+            )
+        elif done_n and int(done_n.group(0)) > 0:
+            out.append(
+                Marked(
+                    "completed",
+                    m.start(),
+                    "ralph",
+                    evidence=f"{ev}, {done_n.group(0)} task(s) completed",
+                )
+            )
+        else:
+            out.append(
+                Marked(
+                    "failed",
+                    m.start(),
+                    "ralph",
+                    evidence=ev,
+                    error="the agent reported IN_PROGRESS with no task completed",
+                )
+            )
+    return out
+
+
+def _checkpoint(text: str, m: re.Match[str]) -> Marked:
+    block = _block_after(text, m.start())
+    kind = (_field(block, "Type") or "").lower()
+    details = _section(block, "Checkpoint Details") or ""
+    awaiting = _section(block, "Awaiting")
+    decision = _field(details, "Decision needed") or _field(block, "Decision needed")
+    blocked_by = _field(block, "Blocked by")
+    todo = _field(details, "What you need to do") or _field(details, "What was built")
+    question = (
+        decision
+        or (f"{todo} {awaiting}" if todo and awaiting else None)
+        or awaiting
+        or blocked_by
+        or (details.split("\n\n")[0] if details else None)
+    )
+    category: Category | None = None
+    why: str | None = WHY_VERIFY
+    if "decision" in kind:
+        category = "ambiguous_requirements"
+        why = None
+    elif "action" in kind:
+        why = WHY_ACTION
+    return Marked(
+        "needs_human",
+        m.start(),
+        "gsd-checkpoint",
+        category=category,
+        question=" ".join(question.split()) if question else None,
+        why=why,
+        evidence=f"CHECKPOINT REACHED ({kind or 'unknown type'})",
+    )
+
+
+def _recovery(text: str, m: re.Match[str]) -> Marked:
+    what = m.group(1).upper()
+    block = _block_after(text, m.start())
+    if what == "COMPLETE":
+        return Marked("completed", m.start(), "recovery", evidence="RECOVERY COMPLETE")
+    if what == "FAILED":
+        err = _field(block, "Result") or _field(block, "Failure")
+        return Marked("failed", m.start(), "recovery", evidence="RECOVERY FAILED", error=err)
+    raw_cat = (
+        (_field(block, "Category") or "")
+        .strip()
+        .strip("`")
+        .lower()
+        .replace(" ", "_")
+        .replace("-", "_")
+    )
+    category: Category | None = next(
+        (c for c in CATEGORIES if c == raw_cat or raw_cat.startswith(c.split("_")[0])), None
+    )
+    return Marked(
+        "needs_human",
+        m.start(),
+        "recovery-escalate",
+        category=category,
+        question=_field(block, "Diagnosis"),
+        recommendation=_field(block, "Suggested Action"),
+        why=_field(block, "Why User Needed"),
+        evidence="RECOVERY ESCALATE",
+    )
+
+
+def read_markers(text: str) -> Marked | None:
+    """The verdict an explicit marker gives, or None when the text carries none."""
+    found: list[Marked] = _ralph(text)
+    masked = _RALPH.sub(lambda mm: " " * len(mm.group(0)), text)
+    for m in _PROMISE.finditer(masked):
+        if not _PLACEHOLDER.match(m.group(1).strip()):
+            found.append(Marked("completed", m.start(), "promise", evidence=m.group(0)))
+    for m in _LOOP_BLOCKED.finditer(masked):
+        reason = " ".join(m.group(1).split())
+        if reason and not _PLACEHOLDER.match(reason):
+            found.append(
+                Marked(
+                    "needs_human",
+                    m.start(),
+                    "loop-blocked",
+                    question=reason,
+                    why=WHY_BLOCKED,
+                    evidence=m.group(0)[:200],
+                )
+            )
+    for m in _LOOP_DONE.finditer(masked):
+        if m.group(1).strip() and not _PLACEHOLDER.match(m.group(1).strip()):
+            found.append(Marked("completed", m.start(), "loop-complete", evidence=m.group(0)[:200]))
+    for m in _RECOVERY.finditer(masked):
+        found.append(_recovery(masked, m))
+    for m in _CHECKPOINT.finditer(masked):
+        found.append(_checkpoint(masked, m))
+    for m in _PLAN_DONE.finditer(masked):
+        found.append(
+            Marked("completed", m.start(), "gsd-complete", evidence=m.group(0).strip("# "))
+        )
+    for m in _STATUS.finditer(masked):
+        value = m.group(1).lower().replace(" ", "_").replace("-", "_")
+        verdict: Verdict
+        if value.startswith("needs") or value == "blocked":
+            verdict = "needs_human"
+        elif value.startswith("fail"):
+            verdict = "failed"
+        else:
+            verdict = "completed"
+        found.append(Marked(verdict, m.start(), "status", evidence=m.group(0).strip()))
+    for rx, kind in ((_NEEDS_HUMAN, "needs-human"), (_QUESTION, "question"), (_OPTIONS, "options")):
+        for m in rx.finditer(masked):
+            q = m.group(1).strip() if m.groups() else None
+            found.append(
+                Marked(
+                    "needs_human",
+                    m.start(),
+                    kind,
+                    question=q or None,
+                    evidence=m.group(0).strip()[:200],
+                )
+            )
+    if not found:
+        return None
+    found.sort(key=lambda mk: mk.pos)
+    last = found[-1]
+    # a STATUS line after QUESTION/OPTIONS decides; QUESTION etc. only fill in the details
+    verdict_markers = [mk for mk in found if mk.kind not in ("question", "options")]
+    if verdict_markers and last.kind in ("question", "options"):
+        status_last = verdict_markers[-1]
+        if status_last.verdict == "needs_human":
+            last = status_last
+    if last.verdict == "needs_human":
+        _fill_structured(masked, last)
+        if last.error is None and last.kind == "status":
+            nh = _NEEDS_HUMAN.search(masked)
+            if nh and not last.question:
+                last.question = nh.group(1).strip() or None
+    if last.verdict == "failed" and last.error is None:
+        after = masked[last.pos :].split("\n", 1)
+        rest = after[1].strip() if len(after) > 1 else ""
+        last.error = rest.split("\n")[0][:300] if rest else None
+    return last
+
+
+def _fill_structured(text: str, mk: Marked) -> None:
+    """QUESTION/OPTIONS/RECOMMENDATION fields of seed 000's format, where present."""
+    q = _QUESTION.search(text)
+    if q:
+        body = text[q.start(1) :]
+        stop = re.search(r"^[ \t>*_`]*(?:OPTIONS|RECOMMENDATION|STATUS)[*_`]*\s*:", body, re.M)
+        mk.question = " ".join((body[: stop.start()] if stop else body).split()) or mk.question
+    r = _RECOMMENDATION.search(text)
+    if r and r.group(1).strip() and mk.kind != "ralph":
+        mk.recommendation = strip_md(r.group(1).strip())

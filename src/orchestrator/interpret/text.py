@@ -1,0 +1,266 @@
+"""Splitting an agent's output into what the agent *said* and what its tools *printed*.
+
+Every later layer needs that split: a question mark inside a code block is not a question, a
+traceback from an earlier run is not the verdict, and the agent's last paragraph matters most.
+Each line gets a zone:
+
+- `prose`: the agent's own words (Claude Code text, `codex` messages, Gemini `✦` lines);
+- `fence`: inside a ``` block (with its language, so a ```sql file is not a ```bash command);
+- `output`: tool output outside fences (codex `exec` blocks, `$ cmd` runs, Gemini tool boxes,
+  diffs, tracebacks, timestamped log lines, Aider status lines).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Zone = Literal["prose", "fence", "output"]
+
+SHELL_LANGS = frozenset(
+    {
+        "",
+        "bash",
+        "sh",
+        "shell",
+        "zsh",
+        "console",
+        "shell-session",
+        "terminal",
+        "cmd",
+        "powershell",
+        "ps1",
+        "fish",
+        "text",
+        "txt",
+        "plaintext",
+        "output",
+        "log",
+    }
+)
+SQL_LANGS = frozenset({"sql", "psql", "mysql", "pgsql", "plpgsql", "sqlite"})
+
+
+@dataclass(frozen=True)
+class Line:
+    no: int
+    text: str
+    zone: Zone
+    lang: str = ""
+    """Fence language (lower case) for `fence` lines."""
+    final: bool = True
+    """False for prose that cannot be the agent's last word (codex `thinking`, prose before the
+    last `codex` message)."""
+
+
+_CODEX_HEADER = re.compile(r"^\[\d{4}-\d\d-\d\dT[\d:.]+Z?\]\s+(\S+)")
+_BOX = re.compile(r"^\s*[╭│╰┌└├]")
+_GEMINI_SAY = re.compile(r"^\s*✦")
+_FENCE = re.compile(r"^\s*(?:[│|]\s*)?(`{3,}|~{3,})\s*([\w+.#-]*)")
+_DIFF_START = re.compile(r"^(diff --git |--- a/|\+\+\+ b/|@@ -\d)")
+_DIFF_LINE = re.compile(r"^([+\- \\]|@@|index [0-9a-f]|new file mode|deleted file mode|diff --git)")
+_LOG_LINE = re.compile(
+    r"^\s*(\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|npm (WARN|ERR!|notice)|ELIFECYCLE|"
+    r"\s*Compiling \S+ v\d|\s*Updating |Downloading |Collecting |Installing |Requirement already|"
+    r"[\w/.-]+\.\w+::\S+ (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)|[.FEsxX]{8,}\s*(\[\s*\d+%\])?$|"
+    r"(PASS|FAIL|ok|FAIL:|---) [\w./-]+|=+ .* =+$|_{5,} .* _{5,}$|\s*(warning|error)(\[\w+\])?: |"
+    r"\s+--> \S+:\d+|\s*\d+\s+\|\s|\s+\|\s*$|\s+\|\s+[\^~-]+)"
+)
+_AIDER_STATUS = re.compile(
+    r"^(Tokens: [\d.]+k? sent|Applied edit to |Commit [0-9a-f]{7} |Added .* to the chat|"
+    r"Aider v\d|Main model:|Weak model:|Editor model:|Git repo:|Repo-map:|Running |"
+    r"Add [\d.]+k? tokens of command output|.*\(Y\)es/\(N\)o|# \d+ SEARCH/REPLACE block|"
+    r"Only \d+ reflections allowed|Use /help|Use /run|Use /drop)"
+)
+_TRACEBACK = re.compile(
+    r"^\s*(Traceback \(most recent call last\)|Fatal Python error|"
+    r"thread '.*' panicked at|node:internal|panic: )"
+)
+_PROMPT = re.compile(r"^\s*(?:\$|❯|>\s*\$|PS [^>]*>)\s+\S")
+_ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception)(\s*\[[\w-]+\])?:\s")
+_ERRORISH = re.compile(
+    r"^(?:[\w.]*(?:Error|Exception|Warning)\b|E\s{2,}|ERROR\b|FAILED\b|FAIL\b|\d+ (?:passed|failed|errors?)\b)"
+)
+_PROSE_START = re.compile(r"^([A-Z\"'`*(\[]|[-*•] |\d+\. )")
+
+
+def _looks_like_prose(raw: str) -> bool:
+    """A line an agent wrote rather than a tool printed (ends a run of tool output)."""
+    if (
+        raw[:1] in (" ", "\t")
+        or _LOG_LINE.match(raw)
+        or _ERROR_LINE.match(raw)
+        or _ERRORISH.match(raw)
+    ):
+        return False
+    s = raw.strip()
+    words = s.split()
+    return (
+        len(words) >= 6 and bool(_PROSE_START.match(s)) and (s[-1] in ".:?!)" or len(words) >= 12)
+    )
+
+
+def split_lines(text: str) -> list[Line]:
+    """Label every line of TEXT with its zone (see the module docstring)."""
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    codex = sum(1 for r in raw if _CODEX_HEADER.match(r)) >= 2
+    lines: list[Line] = []
+    fence: str | None = None
+    lang = ""
+    mode: Literal["prose", "output", "diff", "traceback", "codex_out", "thinking"] = "prose"
+    for no, r in enumerate(raw):
+        stripped = r.strip()
+        fm = _FENCE.match(r)
+        if fence is not None:
+            if (
+                fm
+                and fm.group(1)[0] == fence[0]
+                and len(fm.group(1)) >= len(fence)
+                and not fm.group(2)
+            ):
+                fence = None
+            lines.append(Line(no, r, "fence", lang))
+            continue
+        if fm:
+            fence, lang = fm.group(1), fm.group(2).lower()
+            lines.append(Line(no, r, "fence", lang))
+            continue
+
+        if codex:
+            hm = _CODEX_HEADER.match(r)
+            if hm:
+                word = hm.group(1).lower()
+                if word == "codex":
+                    mode = "prose"
+                elif word == "thinking":
+                    mode = "thinking"
+                else:
+                    mode = "codex_out"
+                lines.append(Line(no, r, "output"))
+                continue
+            if mode == "codex_out":
+                lines.append(Line(no, r, "output"))
+                continue
+            if mode == "thinking":
+                lines.append(Line(no, r, "prose", final=False))
+                continue
+
+        if not stripped:
+            if mode == "diff":
+                mode = "prose"
+            lines.append(Line(no, r, "prose" if mode == "prose" else "output"))
+            continue
+        if mode in ("output", "traceback") and _looks_like_prose(r):
+            mode = "prose"
+        if mode == "diff":
+            if _DIFF_LINE.match(r):
+                lines.append(Line(no, r, "output"))
+                continue
+            mode = "prose"
+        if _DIFF_START.match(r):
+            mode = "diff"
+            lines.append(Line(no, r, "output"))
+            continue
+        if _TRACEBACK.match(r):
+            mode = "traceback"
+            lines.append(Line(no, r, "output"))
+            continue
+        if _GEMINI_SAY.match(r):
+            mode = "prose"
+            lines.append(Line(no, r, "prose"))
+            continue
+        if _BOX.match(r) and not stripped.startswith("|"):
+            lines.append(Line(no, r, "output"))
+            continue
+        if _PROMPT.match(r):
+            mode = "output"
+            lines.append(Line(no, r, "output"))
+            continue
+        if _AIDER_STATUS.match(r):
+            if r.startswith("Running "):
+                mode = "output"
+            lines.append(Line(no, r, "output"))
+            continue
+        if mode in ("output", "traceback") or _LOG_LINE.match(r) or _ERROR_LINE.match(r):
+            lines.append(Line(no, r, "output"))
+            continue
+        lines.append(Line(no, r, "prose"))
+
+    if codex:
+        # only the last `codex` message is the agent's final word
+        last_msg = max(
+            (
+                ln.no
+                for ln in lines
+                if (m := _CODEX_HEADER.match(ln.text)) and m.group(1) == "codex"
+            ),
+            default=-1,
+        )
+        lines = [
+            Line(ln.no, ln.text, ln.zone, ln.lang, final=ln.final and ln.no > last_msg)
+            if ln.zone == "prose"
+            else ln
+            for ln in lines
+        ]
+    return lines
+
+
+def final_prose(lines: list[Line], limit: int = 30) -> list[Line]:
+    """The agent's last words: up to LIMIT non-blank prose lines from the end."""
+    out: list[Line] = []
+    for ln in reversed(lines):
+        if ln.zone != "prose" or not ln.final or not ln.text.strip():
+            continue
+        out.append(ln)
+        if len(out) >= limit:
+            break
+    out.reverse()
+    return out
+
+
+def tail_text(lines: list[Line], tail: list[Line]) -> str:
+    """The final prose as text, paragraph breaks kept (code and tool output become breaks)."""
+    if not tail:
+        return ""
+    out: list[str] = []
+    for ln in lines:
+        if ln.no < tail[0].no:
+            continue
+        text = ln.text if ln.zone == "prose" and ln.final else ""
+        if text.strip() or (out and out[-1] != ""):
+            out.append(text if text.strip() else "")
+    return "\n".join(out).strip("\n")
+
+
+def join(lines: list[Line]) -> str:
+    return "\n".join(ln.text for ln in lines)
+
+
+_SENT_SPLIT = re.compile(
+    r"(?<=[.!?])\s+(?=[\"'(*`\w\[])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)]|[A-Za-z][.)])\s)"
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Rough sentence split that keeps list items and paragraphs apart."""
+    text = re.sub(
+        r"`[^`\n]*`", lambda m: m.group(0).replace(".", "\u2024").replace("?", "\uff1f"), text
+    )
+    parts = [p.strip() for p in _SENT_SPLIT.split(text)]
+    out = []
+    for p in parts:
+        if not p:
+            continue
+        p = " ".join(p.split())
+        out.append(p.replace("\u2024", ".").replace("\uff1f", "?"))
+    return out
+
+
+def strip_md(s: str) -> str:
+    """Drop markdown emphasis and surrounding punctuation from a short label."""
+    s = re.sub(r"\*\*(.+?)\*\*", r"\1", s)
+    s = re.sub(r"(?<!\w)__(.+?)__(?!\w)", r"\1", s)
+    s = re.sub(r"(?<![\w*])\*(?!\s)([^*]+?)(?<!\s)\*(?![\w*])", r"\1", s)
+    s = s.replace("**", "")
+    return s.strip().lstrip("✦").strip().strip("-–—:").strip()
