@@ -19,17 +19,13 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.prompt import Prompt
 
+from orchestrator.interpret.model import WHY
 from orchestrator.models import UserError
 from orchestrator.store import Row, Store
 
 AnswerKind = Literal["option", "recommended", "text", "retry", "skip", "abort"]
 
-WHY = {
-    "ambiguous_requirements": "I found multiple valid approaches and need you to decide.",
-    "extreme_destructive": "This would delete data or history. I need your approval before proceeding.",
-    "external_service": "This looks like an authentication, quota or network issue I can't fix.",
-    None: "Retrying on my own is not making progress; a decision from you is cheaper than more attempts.",
-}
+RETRY_WHY = "Retrying on my own is not making progress; a decision from you is cheaper than more attempts."
 
 
 @dataclass
@@ -146,7 +142,7 @@ def render_panel(console: Console, esc: Row, title_task: str) -> None:
         lines += ["", f"[bold]Recommendation:[/bold] {escape(esc['recommendation'])}"]
     lines += [
         "",
-        f"[bold]Why I'm asking:[/bold] {escape(esc['why'] or WHY.get(esc['category'], WHY[None]))}",
+        f"[bold]Why I'm asking:[/bold] {escape(esc['why'] or WHY.get(esc['category'], RETRY_WHY))}",
     ]
     lines += ["", "[dim]Also: 'retry', 'skip task', 'abort', or type guidance.[/dim]"]
     console.print(
