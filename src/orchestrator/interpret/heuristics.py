@@ -477,7 +477,9 @@ def read_unmarked(lines: list[Line]) -> Reading:
     """The heuristic verdict for output without explicit markers."""
     tail = final_prose(lines)
     tail_text = join(tail)
-    earlier = [ln for ln in lines if ln.zone == "prose" and ln not in tail]
+    in_tail = {ln.no for ln in tail}
+    # earlier prose, most recent first in importance; capped so megabyte logs stay fast
+    earlier = [ln for ln in lines if ln.zone == "prose" and ln.no not in in_tail][-2000:]
     done, done_ev = _score(COMPLETION, tail_text)
     fail_text = NOT_FAILURE.sub(" ", CAVEAT.sub(" ", tail_text))
     failed, fail_ev = _score(FAILURE, fail_text)
