@@ -9,7 +9,11 @@ from pydantic import BaseModel, Field
 
 Verdict = Literal["completed", "needs_human", "failed"]
 Category = Literal["ambiguous_requirements", "extreme_destructive", "external_service"]
-CATEGORIES: tuple[Category, ...] = ("ambiguous_requirements", "extreme_destructive", "external_service")
+CATEGORIES: tuple[Category, ...] = (
+    "ambiguous_requirements",
+    "extreme_destructive",
+    "external_service",
+)
 
 
 class TaskStatus(StrEnum):
