@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.helpers import EXAMPLES, cli
 
 import orchestrator
 import orchestrator.api
 import orchestrator.plans
-from tests.helpers import EXAMPLES, cli
 
 
 @pytest.mark.parametrize("module", [orchestrator, orchestrator.plans])
