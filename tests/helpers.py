@@ -15,28 +15,44 @@ EXAMPLES = ROOT / "examples"
 
 def cli_env(tmp: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORCHESTRATOR_")}
-    env.update(ORCHESTRATOR_DB=f"sqlite:///{tmp / 'state.db'}", COLUMNS="120", NO_COLOR="1", PYTHONUNBUFFERED="1")
+    env.update(
+        ORCHESTRATOR_DB=f"sqlite:///{tmp / 'state.db'}",
+        COLUMNS="120",
+        NO_COLOR="1",
+        PYTHONUNBUFFERED="1",
+    )
     env.update(extra)
     return env
 
 
-def cli(tmp: Path, *args: str, timeout: float = 120, input: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+def cli(
+    tmp: Path, *args: str, timeout: float = 120, input: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "orchestrator", *args],
-        cwd=tmp, env=cli_env(tmp, **env), capture_output=True, text=True, timeout=timeout, input=input,
+        cwd=tmp,
+        env=cli_env(tmp, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
     )
 
 
 def cli_popen(tmp: Path, *args: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "orchestrator", *args],
-        cwd=tmp, env=cli_env(tmp, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp,
+        env=cli_env(tmp, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
     )
 
 
 def status_json(tmp: Path, run_id: str | None = None) -> dict[str, Any]:
-    proc = cli(tmp, "status", *( [run_id] if run_id else []), "--json")
+    proc = cli(tmp, "status", *([run_id] if run_id else []), "--json")
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     return data

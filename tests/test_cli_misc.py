@@ -29,8 +29,10 @@ def test_public_interpret_is_the_function() -> None:
 
 def test_interpret_command_json_and_stdin(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
-    out.write_text("I can't tell which is wanted.\nOPTIONS:\nA) Redis\nB) In-memory\nRECOMMENDATION: B\n"
-                   "STATUS: needs_human\n")
+    out.write_text(
+        "I can't tell which is wanted.\nOPTIONS:\nA) Redis\nB) In-memory\nRECOMMENDATION: B\n"
+        "STATUS: needs_human\n"
+    )
     proc = cli(tmp_path, "interpret", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
@@ -38,7 +40,11 @@ def test_interpret_command_json_and_stdin(tmp_path: Path) -> None:
     proc = cli(tmp_path, "interpret", "-", input="Done. All tests pass.\n")
     assert proc.returncode == 0 and "completed" in proc.stdout
     missing = cli(tmp_path, "interpret", "nope.txt")
-    assert missing.returncode == 2 and "nope.txt" in missing.stderr and "Traceback" not in missing.stderr
+    assert (
+        missing.returncode == 2
+        and "nope.txt" in missing.stderr
+        and "Traceback" not in missing.stderr
+    )
 
 
 def test_plan_show_table_and_json(tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ from tests.helpers import EXAMPLES, cli, cli_popen, status_json
 
 
 def test_hello_demo_retries_once_then_completes(tmp_path: Path) -> None:
-    proc = cli(tmp_path, "run", str(EXAMPLES / "hello.md"), "--agent", "replay", "--workdir", "work")
+    proc = cli(
+        tmp_path, "run", str(EXAMPLES / "hello.md"), "--agent", "replay", "--workdir", "work"
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "Task 1.1: Create hello.py" in out
@@ -31,18 +33,30 @@ def test_hello_demo_retries_once_then_completes(tmp_path: Path) -> None:
     assert (tmp_path / "work" / "hello.py").read_text().startswith("import sys")
     # the retry's prompt carries the failing gate's output
     run_id = data["run"]["id"]
-    prompt2 = (tmp_path / ".orchestrator" / "runs" / run_id / "1.2" / "attempt-2" / "prompt.md").read_text()
+    prompt2 = (
+        tmp_path / ".orchestrator" / "runs" / run_id / "1.2" / "attempt-2" / "prompt.md"
+    ).read_text()
     assert "What went wrong in earlier attempts" in prompt2
     assert "Hello Ada" in prompt2
     # artifacts of every attempt: prompt, transcript, output, gate logs
     a1 = tmp_path / ".orchestrator" / "runs" / run_id / "1.2" / "attempt-1"
-    assert {"prompt.md", "transcript.jsonl", "output.txt", "decision.json"} <= {p.name for p in a1.iterdir()}
+    assert {"prompt.md", "transcript.jsonl", "output.txt", "decision.json"} <= {
+        p.name for p in a1.iterdir()
+    }
     assert (a1 / "gates" / "gate-1.log").exists()
 
 
 def test_doomed_plan_stops_after_three_similar_failures(tmp_path: Path) -> None:
-    proc = cli(tmp_path, "run", str(EXAMPLES / "doomed_to_fail.md"), "--agent", "replay", "--workdir", "w",
-               "--no-wait")
+    proc = cli(
+        tmp_path,
+        "run",
+        str(EXAMPLES / "doomed_to_fail.md"),
+        "--agent",
+        "replay",
+        "--workdir",
+        "w",
+        "--no-wait",
+    )
     out = proc.stdout
     assert proc.returncode == 3, out + proc.stderr
     for n in (1, 2, 3):
@@ -56,7 +70,9 @@ def test_doomed_plan_stops_after_three_similar_failures(tmp_path: Path) -> None:
     assert len(data["escalations"]) == 1
     run_id = data["run"]["id"]
     for n in (2, 3):
-        prompt = (tmp_path / ".orchestrator" / "runs" / run_id / "1.1" / f"attempt-{n}" / "prompt.md").read_text()
+        prompt = (
+            tmp_path / ".orchestrator" / "runs" / run_id / "1.1" / f"attempt-{n}" / "prompt.md"
+        ).read_text()
         assert "expected 100 lines" in prompt or "100" in prompt
         assert "What went wrong in earlier attempts" in prompt
     # aborting the escalation ends the task FAILED, exit 1
@@ -68,7 +84,8 @@ def test_doomed_plan_stops_after_three_similar_failures(tmp_path: Path) -> None:
 
 
 def _slow_scenario(tmp: Path, delay: float = 30) -> Path:
-    (tmp / "plan.md").write_text(textwrap.dedent("""\
+    (tmp / "plan.md").write_text(
+        textwrap.dedent("""\
         # Slow
         ## Task 1.1: First
         **Description:** write a
@@ -77,13 +94,16 @@ def _slow_scenario(tmp: Path, delay: float = 30) -> Path:
         **Depends on:** Task 1.1
         ## Task 1.3: Third
         **Description:** write c
-        """))
-    (tmp / "plan.replay.yaml").write_text(textwrap.dedent(f"""\
+        """)
+    )
+    (tmp / "plan.replay.yaml").write_text(
+        textwrap.dedent(f"""\
         tasks:
           "1.1": [{{output: done, writes: {{a.txt: a}}}}]
           "1.2": [{{output: done, writes: {{b.txt: b}}, delay: {delay}}}]
           "1.3": [{{output: done, writes: {{c.txt: c}}}}]
-        """))
+        """)
+    )
     return tmp / "plan.md"
 
 
@@ -93,8 +113,10 @@ def _wait_for_attempt(db: Path, task_id: str, timeout: float = 60) -> None:
         if db.exists():
             try:
                 with sqlite3.connect(db) as conn:
-                    row = conn.execute("SELECT count(*) FROM attempts WHERE task_id = ? AND verdict IS NULL",
-                                       (task_id,)).fetchone()
+                    row = conn.execute(
+                        "SELECT count(*) FROM attempts WHERE task_id = ? AND verdict IS NULL",
+                        (task_id,),
+                    ).fetchone()
                 if row and row[0]:
                     return
             except sqlite3.OperationalError:
@@ -115,7 +137,9 @@ def test_kill_9_mid_attempt_then_resume_finishes_without_rerunning(tmp_path: Pat
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     # the lock left by the dead process does not block resume; make the slow step fast now
-    (tmp_path / "plan.replay.yaml").write_text((tmp_path / "plan.replay.yaml").read_text().replace("delay: 30", "delay: 0"))
+    (tmp_path / "plan.replay.yaml").write_text(
+        (tmp_path / "plan.replay.yaml").read_text().replace("delay: 30", "delay: 0")
+    )
     done = cli(tmp_path, "resume", run_id)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "interrupted" in done.stdout
@@ -140,16 +164,29 @@ def test_ctrl_c_exits_130_and_resume_continues(tmp_path: Path) -> None:
 
 def test_command_agent_runs_a_real_program(tmp_path: Path) -> None:
     agent = tmp_path / "agent.py"
-    agent.write_text(textwrap.dedent("""\
+    agent.write_text(
+        textwrap.dedent("""\
         import pathlib, sys
         prompt = pathlib.Path(sys.argv[1]).read_text()
         assert "Task 1.1" in prompt
         pathlib.Path("out.txt").write_text("made by " + sys.argv[2])
         print("STATUS: completed")
-        """))
-    (tmp_path / "p.md").write_text("## Task 1.1: Make out.txt\n**Tests:**\n```bash\ntest -f out.txt\n```\n")
-    proc = cli(tmp_path, "run", "p.md", "--agent", "command", "--workdir", "w",
-               "--agent-cmd", f"{sys.executable} {agent} {{prompt_file}} {{task_id}}")
+        """)
+    )
+    (tmp_path / "p.md").write_text(
+        "## Task 1.1: Make out.txt\n**Tests:**\n```bash\ntest -f out.txt\n```\n"
+    )
+    proc = cli(
+        tmp_path,
+        "run",
+        "p.md",
+        "--agent",
+        "command",
+        "--workdir",
+        "w",
+        "--agent-cmd",
+        f"{sys.executable} {agent} {{prompt_file}} {{task_id}}",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "w" / "out.txt").read_text() == "made by 1.1"
 

@@ -29,8 +29,23 @@ def test_scenario_a_in_a_terminal(tmp_path: Path) -> None:
     """A real pseudo-terminal: the panel, the prompt, the answer B, then completion."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", "run", AMBIGUOUS, "--agent", "replay", "--workdir", "w"],
-        cwd=tmp_path, env=cli_env(tmp_path), stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "run",
+            AMBIGUOUS,
+            "--agent",
+            "replay",
+            "--workdir",
+            "w",
+        ],
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
     )
     os.close(slave)
     seen = b""
@@ -66,7 +81,11 @@ def test_scenario_a_in_a_terminal(tmp_path: Path) -> None:
     prompt2 = (_run_dir(tmp_path) / "1.1" / "attempt-2" / "prompt.md").read_text()
     assert "In-memory (fast, local only)" in prompt2
     esc = json.loads(cli(tmp_path, "escalations", "--all", "--json").stdout)[0]
-    assert (esc["channel"], esc["response_kind"], esc["status"]) == ("terminal", "option", "answered")
+    assert (esc["channel"], esc["response_kind"], esc["status"]) == (
+        "terminal",
+        "option",
+        "answered",
+    )
     assert esc["wait_s"] is not None
 
 
@@ -74,7 +93,9 @@ def test_scenario_a_no_wait_answer_then_resume(tmp_path: Path) -> None:
     first = cli(tmp_path, "run", AMBIGUOUS, "--agent", "replay", "--workdir", "w", "--no-wait")
     assert first.returncode == 3, first.stdout + first.stderr
     assert "NEEDS HUMAN INPUT" in first.stdout and "orchestrator answer" in first.stdout
-    hil = json.loads((_run_dir(tmp_path) / "1.1" / "escalation" / "level-2" / "hil-request.json").read_text())
+    hil = json.loads(
+        (_run_dir(tmp_path) / "1.1" / "escalation" / "level-2" / "hil-request.json").read_text()
+    )
     assert hil["question_for_user"].startswith("The task says to add caching")
     escs = json.loads(cli(tmp_path, "escalations", "--json").stdout)
     assert len(escs) == 1 and escs[0]["recommendation"] == "B for simplicity"
@@ -82,7 +103,9 @@ def test_scenario_a_no_wait_answer_then_resume(tmp_path: Path) -> None:
     ans = cli(tmp_path, "answer", str(escs[0]["id"]), "--option", "B")
     assert ans.returncode == 0, ans.stderr
     again = cli(tmp_path, "answer", str(escs[0]["id"]), "--option", "A")
-    assert again.returncode == 2 and "already answered" in again.stderr and "In-memory" in again.stderr
+    assert (
+        again.returncode == 2 and "already answered" in again.stderr and "In-memory" in again.stderr
+    )
     done = cli(tmp_path, "resume")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Resuming Task 1.1 with guidance..." in done.stdout
@@ -95,11 +118,15 @@ def test_scenario_a_no_wait_answer_then_resume(tmp_path: Path) -> None:
 
 def _events(tmp: Path) -> list[dict[str, object]]:
     with sqlite3.connect(tmp / "state.db") as conn:
-        return [{"kind": k, "payload": json.loads(p)} for k, p in conn.execute(
-            "SELECT kind, payload_json FROM events ORDER BY id")]
+        return [
+            {"kind": k, "payload": json.loads(p)}
+            for k, p in conn.execute("SELECT kind, payload_json FROM events ORDER BY id")
+        ]
 
 
-def test_wait_mode_continues_within_a_second_of_an_answer_from_another_process(tmp_path: Path) -> None:
+def test_wait_mode_continues_within_a_second_of_an_answer_from_another_process(
+    tmp_path: Path,
+) -> None:
     proc = cli_popen(tmp_path, "run", AMBIGUOUS, "--agent", "replay", "--workdir", "w", "--wait")
     deadline = time.monotonic() + 60
     esc_id = None
@@ -112,31 +139,39 @@ def test_wait_mode_continues_within_a_second_of_an_answer_from_another_process(t
     assert cli(tmp_path, "answer", str(esc_id), "--recommended").returncode == 0
     assert proc.wait(timeout=60) == 0
     with sqlite3.connect(tmp_path / "state.db") as conn:
-        answered = conn.execute("SELECT answered_at FROM escalations WHERE id = ?", (esc_id,)).fetchone()[0]
+        answered = conn.execute(
+            "SELECT answered_at FROM escalations WHERE id = ?", (esc_id,)
+        ).fetchone()[0]
         started = conn.execute("SELECT started_at FROM attempts WHERE number = 2").fetchone()[0]
     assert 0 <= started - answered < 1.0
 
 
 def _plan(tmp: Path, scenario: str, body: str = "") -> Path:
-    (tmp / "p.md").write_text(textwrap.dedent("""\
+    (tmp / "p.md").write_text(
+        textwrap.dedent("""\
         # P
         ## Task 1.1: Parse the config
         **Tests:**
         ```bash
         test -f done.txt
         ```
-        """) + body)
+        """)
+        + body
+    )
     (tmp / "p.replay.yaml").write_text(textwrap.dedent(scenario))
     return tmp / "p.md"
 
 
 def test_scenario_c_guidance_does_not_help_loop_after_three_more(tmp_path: Path) -> None:
-    _plan(tmp_path, """\
+    _plan(
+        tmp_path,
+        """\
         tasks:
           "1.1":
             - output: "STATUS: needs_human\\nQUESTION: YAML or TOML?\\nOPTIONS:\\nA) YAML\\nB) TOML\\nRECOMMENDATION: A"
             - output: "Tried.\\nTraceback (most recent call last):\\nValueError: cannot parse line 3 of config.yaml"
-        """)
+        """,
+    )
     first = cli(tmp_path, "run", "p.md", "--agent", "replay", "--workdir", "w", "--no-wait")
     assert first.returncode == 3
     esc = json.loads(cli(tmp_path, "escalations", "--json").stdout)[0]["id"]
@@ -152,17 +187,21 @@ def test_scenario_c_guidance_does_not_help_loop_after_three_more(tmp_path: Path)
 
 
 def test_paused_task_does_not_block_independent_tasks(tmp_path: Path) -> None:
-    _plan(tmp_path, """\
+    _plan(
+        tmp_path,
+        """\
         tasks:
           "1.1": [{output: "STATUS: needs_human\\nQUESTION: Which one?\\nOPTIONS:\\nA) x\\nB) y"}]
           "1.2": [{output: done, writes: {other.txt: ok}}]
           "1.3": [{output: done}]
-        """, body=textwrap.dedent("""\
+        """,
+        body=textwrap.dedent("""\
         ## Task 1.2: Independent
         **Description:** other work
         ## Task 1.3: Needs 1.1
         **Depends on:** Task 1.1
-        """))
+        """),
+    )
     proc = cli(tmp_path, "run", "p.md", "--agent", "replay", "--workdir", "w", "--no-wait")
     assert proc.returncode == 3
     statuses = {t["task_id"]: t["status"] for t in status_json(tmp_path)["tasks"]}
@@ -170,28 +209,47 @@ def test_paused_task_does_not_block_independent_tasks(tmp_path: Path) -> None:
 
 
 def test_always_escalate_category_never_retries(tmp_path: Path) -> None:
-    _plan(tmp_path, """\
+    _plan(
+        tmp_path,
+        """\
         tasks:
           "1.1": [{output: "Deploy failed: 401 Unauthorized from the Stripe API (invalid API key).", exit_code: 1}]
-        """)
+        """,
+    )
     proc = cli(tmp_path, "run", "p.md", "--agent", "replay", "--workdir", "w", "--no-wait")
     assert proc.returncode == 3
     data = status_json(tmp_path)
     assert len(data["attempts"]) == 1
     assert data["escalations"][0]["category"] == "external_service"
-    assert "authentication" in data["escalations"][0]["why"].lower() or "network" in data["escalations"][0]["why"]
+    assert (
+        "authentication" in data["escalations"][0]["why"].lower()
+        or "network" in data["escalations"][0]["why"]
+    )
 
 
 def test_hard_cap_pauses_and_records_the_seed_003_event(tmp_path: Path) -> None:
-    _plan(tmp_path, """\
+    _plan(
+        tmp_path,
+        """\
         tasks:
           "1.1":
             - output: "ImportError: No module named 'yaml'"
             - output: "TypeError: expected str, got int"
             - output: "KeyError: 'name'"
-        """)
-    proc = cli(tmp_path, "run", "p.md", "--agent", "replay", "--workdir", "w", "--no-wait",
-               ORCHESTRATOR_MAX_TOTAL_ATTEMPTS="2", ORCHESTRATOR_MAX_ATTEMPTS="5")
+        """,
+    )
+    proc = cli(
+        tmp_path,
+        "run",
+        "p.md",
+        "--agent",
+        "replay",
+        "--workdir",
+        "w",
+        "--no-wait",
+        ORCHESTRATOR_MAX_TOTAL_ATTEMPTS="2",
+        ORCHESTRATOR_MAX_ATTEMPTS="5",
+    )
     assert proc.returncode == 3, proc.stdout
     assert "ATTEMPT CAP REACHED" in proc.stdout
     assert len(status_json(tmp_path)["attempts"]) == 2
@@ -200,14 +258,29 @@ def test_hard_cap_pauses_and_records_the_seed_003_event(tmp_path: Path) -> None:
 
 
 def test_consultant_level_1_then_level_2_files(tmp_path: Path) -> None:
-    proc = cli(tmp_path, "run", str(EXAMPLES / "doomed_to_fail.md"), "--agent", "replay", "--workdir", "w",
-               "--no-wait", "--consultant")
+    proc = cli(
+        tmp_path,
+        "run",
+        str(EXAMPLES / "doomed_to_fail.md"),
+        "--agent",
+        "replay",
+        "--workdir",
+        "w",
+        "--no-wait",
+        "--consultant",
+    )
     assert proc.returncode == 3, proc.stdout
     esc = _run_dir(tmp_path) / "1.1" / "escalation"
-    assert {p.name for p in (esc / "level-1").iterdir()} >= {"trigger.json", "consultant-decision.json",
-                                                             "updated-config.yaml"}
+    assert {p.name for p in (esc / "level-1").iterdir()} >= {
+        "trigger.json",
+        "consultant-decision.json",
+        "updated-config.yaml",
+    }
     decision = json.loads((esc / "level-1" / "consultant-decision.json").read_text())
-    assert decision["decision"]["action"] == "retry_with_changes" and decision["decision"]["additional_hints"]
+    assert (
+        decision["decision"]["action"] == "retry_with_changes"
+        and decision["decision"]["additional_hints"]
+    )
     hil = json.loads((esc / "level-2" / "hil-request.json").read_text())
     assert hil["summary"]["total_attempts"] == 6 and hil["summary"]["level_1_interventions"] == 1
     assert len(status_json(tmp_path)["attempts"]) == 6
@@ -216,7 +289,12 @@ def test_consultant_level_1_then_level_2_files(tmp_path: Path) -> None:
 
 
 def test_user_decision_file_answers_like_the_cli(tmp_path: Path) -> None:
-    assert cli(tmp_path, "run", AMBIGUOUS, "--agent", "replay", "--workdir", "w", "--no-wait").returncode == 3
+    assert (
+        cli(
+            tmp_path, "run", AMBIGUOUS, "--agent", "replay", "--workdir", "w", "--no-wait"
+        ).returncode
+        == 3
+    )
     decision = _run_dir(tmp_path) / "1.1" / "escalation" / "level-2" / "user-decision.json"
     decision.write_text(json.dumps({"chosen_option": "B", "user_comment": "keep it simple"}))
     done = cli(tmp_path, "resume")

@@ -25,8 +25,10 @@ def _pg_reachable() -> str | None:
     except ImportError:
         return "psycopg is not installed"
     try:
-        engine = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1),
-                               connect_args={"connect_timeout": 3})
+        engine = create_engine(
+            PG_URL.replace("postgresql://", "postgresql+psycopg://", 1),
+            connect_args={"connect_timeout": 3},
+        )
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
         engine.dispose()
@@ -62,8 +64,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 def _plan() -> Plan:
-    return Plan(path="p.md", format="milestone",
-                tasks=[Task(id="1.1", title="one"), Task(id="1.2", title="two", depends_on=["1.1"])])
+    return Plan(
+        path="p.md",
+        format="milestone",
+        tasks=[Task(id="1.1", title="one"), Task(id="1.2", title="two", depends_on=["1.1"])],
+    )
 
 
 def test_run_tasks_and_attempt_roundtrip(store: Store, tmp_path: Path) -> None:
@@ -71,9 +76,16 @@ def test_run_tasks_and_attempt_roundtrip(store: Store, tmp_path: Path) -> None:
     assert [t["status"] for t in store.tasks("r1")] == ["PENDING", "PENDING"]
     n = store.begin_attempt("r1", "1.1", tmp_path / "1.1", "replay")
     assert n == 1 and store.task("r1", "1.1")["status"] == "RUNNING"
-    store.finish_attempt("r1", "1.1", 1, verdict="failed", result={"exit_code": 1, "error_summary": "boom"},
-                         task_values={"status": "PENDING", "attempts_since_resume": 1}, event_kind="attempt_finished",
-                         payload={"action": "retry"})
+    store.finish_attempt(
+        "r1",
+        "1.1",
+        1,
+        verdict="failed",
+        result={"exit_code": 1, "error_summary": "boom"},
+        task_values={"status": "PENDING", "attempts_since_resume": 1},
+        event_kind="attempt_finished",
+        payload={"action": "retry"},
+    )
     assert store.begin_attempt("r1", "1.1", tmp_path / "1.1", "replay") == 2
     att = store.attempts("r1", "1.1")
     assert [a["verdict"] for a in att] == ["failed", None]
@@ -98,22 +110,38 @@ def test_status_check_constraint_rejects_unknown_states(store: Store, tmp_path: 
     assert store.task("r1", "1.1")["status"] == "PENDING"
 
 
-def test_escalation_pauses_task_answer_once_and_resume_resets_counters(store: Store, tmp_path: Path) -> None:
+def test_escalation_pauses_task_answer_once_and_resume_resets_counters(
+    store: Store, tmp_path: Path
+) -> None:
     store.create_run("r1", _plan(), tmp_path, "replay", {})
     store.update_task("r1", "1.1", attempts_since_resume=5, level=1, level_attempts=2)
-    esc = store.open_escalation("r1", "1.1", question="Which cache?", options=["Redis", "In-memory"],
-                                recommendation="In-memory", category="ambiguous_requirements", level=2)
+    esc = store.open_escalation(
+        "r1",
+        "1.1",
+        question="Which cache?",
+        options=["Redis", "In-memory"],
+        recommendation="In-memory",
+        category="ambiguous_requirements",
+        level=2,
+    )
     assert store.task("r1", "1.1")["status"] == TaskStatus.PAUSED_FOR_INTERVENTION.value
     seed003 = [e["payload"] for e in store.events("r1", "escalation")]
     assert seed003 == [{"task_id": "1.1", "attempt_count": 5, "state": "PAUSED_FOR_INTERVENTION"}]
-    row = store.answer_escalation(esc, response="B) In-memory", kind="option", responder="ada", channel="cli")
+    row = store.answer_escalation(
+        esc, response="B) In-memory", kind="option", responder="ada", channel="cli"
+    )
     assert row["status"] == "answered" and row["wait_s"] >= 0 and row["responder"] == "ada"
     with pytest.raises(AlreadyAnswered, match="already answered by ada via cli"):
         store.answer_escalation(esc, response="A", kind="option", responder="bob", channel="cli")
     store.resume_task("r1", "1.1", guidance="use in-memory")
     t = store.task("r1", "1.1")
-    assert (t["status"], t["attempts_since_resume"], t["level"], t["level_attempts"], t["guidance"]) == (
-        "PENDING", 0, 0, 0, "use in-memory")
+    assert (
+        t["status"],
+        t["attempts_since_resume"],
+        t["level"],
+        t["level_attempts"],
+        t["guidance"],
+    ) == ("PENDING", 0, 0, 0, "use in-memory")
 
 
 def test_second_runner_refused_dead_owner_taken_over(store: Store, tmp_path: Path) -> None:
@@ -123,11 +151,21 @@ def test_second_runner_refused_dead_owner_taken_over(store: Store, tmp_path: Pat
         store.acquire_lock("r1")
     store.release_lock("r1", token)
     # a lock held by a process that no longer exists
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     from orchestrator.schema import runs
+
     with store.tx() as conn:
-        conn.execute(runs.update().where(runs.c.id == "r1").values(
-            lock_owner="x", lock_pid=int(dead.stdout), lock_host=__import__("socket").gethostname()))
+        conn.execute(
+            runs.update()
+            .where(runs.c.id == "r1")
+            .values(
+                lock_owner="x",
+                lock_pid=int(dead.stdout),
+                lock_host=__import__("socket").gethostname(),
+            )
+        )
     store.acquire_lock("r1")
     assert any(e["kind"] == "stale_lock_taken_over" for e in store.events("r1"))
 

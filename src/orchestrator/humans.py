@@ -25,7 +25,9 @@ from orchestrator.store import Row, Store
 
 AnswerKind = Literal["option", "recommended", "text", "retry", "skip", "abort"]
 
-RETRY_WHY = "Retrying on my own is not making progress; a decision from you is cheaper than more attempts."
+RETRY_WHY = (
+    "Retrying on my own is not making progress; a decision from you is cheaper than more attempts."
+)
 
 
 @dataclass
