@@ -442,7 +442,8 @@ def main() -> None:
         code = app(standalone_mode=False)  # click returns a typer.Exit's code instead of raising it
         sys.exit(code if isinstance(code, int) else 0)
     except UserError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        # soft_wrap: one line whatever the width, so logs and `2>&1 | grep` see it whole
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
