@@ -112,6 +112,8 @@ def test_scenario_a_no_wait_answer_then_resume(tmp_path: Path) -> None:
     assert (tmp_path / "w" / "orchestrator" / "cache.py").exists()
     decision = _run_dir(tmp_path) / "1.1" / "escalation" / "level-2" / "user-decision.json"
     assert json.loads(decision.read_text())["chosen_option"] == "B"
+    resolution = json.loads((decision.parent / "resolution.json").read_text())
+    assert resolution["action"] == "option" and resolution["response"].startswith("B) In-memory")
     events = [e["kind"] for e in _events(tmp_path)]
     assert "escalation" in events and "task_resumed" in events
 
@@ -301,3 +303,54 @@ def test_user_decision_file_answers_like_the_cli(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout
     esc = json.loads(cli(tmp_path, "escalations", "--all", "--json").stdout)[0]
     assert esc["channel"] == "file" and esc["response"].startswith("B) In-memory")
+
+
+def _milestone(tmp: Path, e2e_attempts: str) -> None:
+    (tmp / "m.md").write_text(
+        textwrap.dedent("""\
+        # M
+        ## Task 1.1: Build
+        **Description:** build it
+        ## Milestone Verification
+        ```bash
+        test -f final.txt
+        python3 -B -c "import pathlib; assert pathlib.Path('final.txt').read_text() == 'ok', 'final.txt is wrong'"
+        ```
+        """)
+    )
+    (tmp / "m.replay.yaml").write_text(
+        "tasks:\n  '1.1': [{output: built, writes: {a.txt: a}}]\n  E2E:\n" + e2e_attempts
+    )
+
+
+def test_milestone_verification_failure_gets_fix_attempts(tmp_path: Path) -> None:
+    _milestone(tmp_path, "    - {output: fixed, writes: {final.txt: ok}}\n")
+    proc = cli(tmp_path, "run", "m.md", "--agent", "replay", "--workdir", "w", "--no-wait")
+    assert proc.returncode == 0, proc.stdout
+    assert "Milestone verification: FAILED (2 of 2 checks)" in proc.stdout
+    data = status_json(tmp_path)
+    assert {t["task_id"]: t["status"] for t in data["tasks"]} == {
+        "1.1": "COMPLETED",
+        "E2E": "COMPLETED",
+    }
+    prompt = (_run_dir(tmp_path) / "E2E" / "attempt-1" / "prompt.md").read_text()
+    assert "test -f final.txt" in prompt
+
+
+def test_milestone_verification_oscillation_escalates(tmp_path: Path) -> None:
+    _milestone(
+        tmp_path,
+        textwrap.indent(
+            textwrap.dedent("""\
+        - {output: "try 1", writes: {other.txt: x}}
+        - {output: "try 2", writes: {final.txt: wrong}}
+        - {output: "try 3", deletes: [final.txt]}
+        """),
+            "    ",
+        ),
+    )
+    proc = cli(tmp_path, "run", "m.md", "--agent", "replay", "--workdir", "w", "--no-wait")
+    assert proc.returncode == 3, proc.stdout
+    assert "LOOP DETECTED" in proc.stdout
+    attempts = [a for a in status_json(tmp_path)["attempts"] if a["task_id"] == "E2E"]
+    assert len(attempts) == 3  # A-B-A stopped it before the cap of 5

@@ -20,8 +20,8 @@ from orchestrator.console import Reporter
 from orchestrator.humans import Answer, answer_from_flags, record_answer
 from orchestrator.models import UserError
 from orchestrator.plans import load_plan
-from orchestrator.runner import Runner, RunOutcome, run_folder
-from orchestrator.store import Row, Store
+from orchestrator.runner import Runner, RunOutcome, run_folder, with_verification
+from orchestrator.store import AlreadyAnswered, Row, Store
 
 
 def open_store(db: str | None = None, settings: Settings | None = None) -> Store:
@@ -72,7 +72,7 @@ def run(
     """Start a new run of a plan. `overrides` are settings by name (agent="replay", max_attempts=3, …)."""
     settings, _ = settings_for(overrides, config_file)
     path = Path(plan_path)
-    plan = load_plan(path)
+    plan = with_verification(load_plan(path)) if settings.verify_milestone else load_plan(path)
     agent = make_agent(settings, path)
     workdir = Path(settings.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -153,21 +153,26 @@ def answer(
         store.answer_escalation(
             esc_id, response="", kind="text", responder="", channel=""
         )  # raises, shows the first
+    from orchestrator.consultant import read_user_decision, write_user_decision
+    from orchestrator.ladder import level2_for
+
+    run = store.run(esc["run_id"])
+    folder = None
+    if run is not None:
+        task_dir = run_folder(json.loads(run["settings_json"]), esc["run_id"]) / esc["task_id"]
+        folder = level2_for(task_dir / "escalation", esc_id)
+    if folder is not None and read_user_decision(folder) is not None:
+        raise AlreadyAnswered(
+            f"escalation {esc_id} was already answered in {folder / 'user-decision.json'}; "
+            "`orchestrator resume` applies it"
+        )
     ans: Answer = answer_from_flags(
         esc, text=text, option=option, recommended=recommended, retry=retry, skip=skip, abort=abort
     )
     row = record_answer(store, esc_id, ans, channel=channel, responder=responder)
-    run = store.run(esc["run_id"])
-    if run is not None:
-        from orchestrator.consultant import write_user_decision
-
-        folder = (
-            run_folder(json.loads(run["settings_json"]), esc["run_id"])
-            / esc["task_id"]
-            / "escalation"
-        )
+    if folder is not None:
         write_user_decision(
-            folder / f"level-{esc['level']}",
+            folder,
             {
                 "chosen_option": ans.text[:1] if ans.kind == "option" else None,
                 "user_comment": ans.text,

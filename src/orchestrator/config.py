@@ -59,7 +59,12 @@ class Settings(BaseModel, extra="forbid"):
     max_total_attempts: int = Field(
         6, ge=1, description="hard cap of failed attempts since the last human resume"
     )
-    max_e2e_fix_attempts: int = Field(5, ge=0)
+    max_e2e_fix_attempts: int = Field(
+        5, ge=1, description="fix attempts for the milestone verification"
+    )
+    verify_milestone: bool = Field(
+        True, description="run the plan's E2E / Milestone Verification commands last"
+    )
     similarity_threshold: float = Field(0.8, gt=0, le=1)
     attempt_timeout: float = Field(3600.0, gt=0)
     wait: Literal["auto", "wait", "no-wait"] = "auto"

@@ -32,7 +32,9 @@ def fmt_duration(seconds: float | None) -> str:
 
 
 def fmt_cost(cost: float | None) -> str:
-    return "-" if cost is None else f"${cost:.2f}"
+    if cost is None:
+        return "-"
+    return f"${cost:.2f}" if cost == 0 or cost >= 0.01 else f"${cost:.2g}"
 
 
 class _LiveLine:

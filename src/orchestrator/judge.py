@@ -106,6 +106,10 @@ class Judge:
         self, settings: Settings, llm: LLMBackend | None = None, brain: Brain | None = None
     ) -> None:
         self.settings = settings
+        if llm is None and (settings.llm or settings.llm_only):
+            from orchestrator.llm import get_backend
+
+            llm = get_backend(settings.llm_backend)
         self.llm = llm
         config = LoopDetectorConfig(
             max_task_attempts=settings.max_attempts,
@@ -184,7 +188,10 @@ class Judge:
         # loops are judged within the current ladder level: the consultant's changes start a new window
         window = errors[-failed_here:]
 
-        loop = self.loops.check(window, task_id=task.id)
+        if task.extra.get("kind") == "milestone_verification":
+            loop = self.loops.check_e2e(window)
+        else:
+            loop = self.loops.check(window, task_id=task.id)
         if loop is not None:
             return self._next_level(
                 task,

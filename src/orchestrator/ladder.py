@@ -3,6 +3,7 @@ consultant, and seed 002's escalation files. Kept out of runner.py so the loop s
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,8 @@ class RunHooks:
     def escalation_opened(self, runner: Runner, task: Task, esc: Row) -> None:
         from orchestrator.consultant import build_hil_request, write_level2
 
+        archive_level2(runner.folder / task.id / "escalation")
+
         attempts = runner.store.attempts(runner.run_id, task.id)
         trigger = {
             "timestamp": _now(),
@@ -149,6 +152,53 @@ class RunHooks:
             consultant=_last_consultant(runner, task.id),
         )
         write_level2(runner.folder / task.id / "escalation", trigger, hil)
+
+    def answer_applied(self, runner: Runner, task: Task, esc: Row, action: str) -> None:
+        """seed 002's resolution.json: what was finally done about the escalation."""
+        from orchestrator.consultant import write_resolution
+
+        folder = level2_for(runner.folder / task.id / "escalation", esc["id"])
+        if folder is not None:
+            write_resolution(
+                folder,
+                {
+                    "escalation_id": esc["id"],
+                    "action": action,
+                    "response": esc["response"],
+                    "responder": esc["responder"],
+                    "channel": esc["channel"],
+                    "wait_s": esc["wait_s"],
+                },
+            )
+
+
+def level2_for(escalation_dir: Path, esc_id: int) -> Path | None:
+    """The level-2 folder of this escalation, or None when it belongs to another (or none)."""
+    folder = escalation_dir / "level-2"
+    try:
+        trigger = json.loads((folder / "trigger.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return folder if trigger.get("escalation_id") == esc_id else None
+
+
+def archive_level2(escalation_dir: Path) -> None:
+    """A task can be escalated more than once: keep the earlier level-2 files beside the new ones."""
+    folder = escalation_dir / "level-2"
+    if not folder.is_dir():
+        return
+    try:
+        old = json.loads((folder / "trigger.json").read_text(encoding="utf-8")).get(
+            "escalation_id", "old"
+        )
+    except (OSError, ValueError):
+        old = "old"
+    target = escalation_dir / f"level-2.escalation-{old}"
+    n = 1
+    while target.exists():
+        n += 1
+        target = escalation_dir / f"level-2.escalation-{old}-{n}"
+    folder.rename(target)
 
 
 def _last_consultant(runner: Runner, task_id: str) -> dict[str, Any] | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from orchestrator.agents.base import Agent, AgentResult, AttemptContext, HumanQuestion
 from orchestrator.config import Settings
-from orchestrator.console import Reporter
+from orchestrator.console import Reporter, fmt_cost
 from orchestrator.gates import run_gates
 from orchestrator.humans import (
     Answer,
@@ -29,6 +29,7 @@ from orchestrator.humans import (
     strip_letter,
 )
 from orchestrator.judge import HUMAN_OPTIONS, Decision, Judge, TaskState
+from orchestrator.ladder import level2_for
 from orchestrator.models import Plan, Task, TaskStatus, UserError
 from orchestrator.plans import order
 from orchestrator.prompt import build_prompt
@@ -153,6 +154,8 @@ class Runner:
         if task.checkpoint:
             self.human_checkpoint(task)
             return
+        if is_verification(task) and self.verification_passes(task):
+            return
         while True:
             row = self.store.task(self.run_id, task.id)
             if row["status"] != TaskStatus.PENDING.value or self.over_budget(task):
@@ -160,6 +163,37 @@ class Runner:
             decision, number, result = self.attempt(task, row)
             if not self.after(task, row, decision, number, result):
                 return
+
+    def attempt_cap(self, task: Task) -> int:
+        return (
+            self.settings.max_e2e_fix_attempts
+            if is_verification(task)
+            else self.settings.max_attempts
+        )
+
+    def verification_passes(self, task: Task) -> bool:
+        """The milestone's own checks run first; the agent is only asked to fix what fails."""
+        if self.store.attempts(self.run_id, task.id):
+            return False  # already being fixed: the next attempt's gates decide
+        folder = self.folder / task.id / "precheck"
+        results = run_gates(task.verify, self.workdir, folder, self.settings.gates.timeout)
+        if all(g.passed for g in results):
+            self.store.update_task(
+                self.run_id,
+                task.id,
+                "verification_passed",
+                {"commands": len(results)},
+                status=TaskStatus.COMPLETED.value,
+            )
+            self.report.line(
+                f"Milestone verification: [bold green]PASSED[/bold green] ({len(results)} checks)"
+            )
+            return True
+        failed = [g for g in results if not g.passed]
+        self.report.line(
+            f"Milestone verification: [bold red]FAILED[/bold red] ({len(failed)} of {len(results)} checks)"
+        )
+        return False
 
     def over_budget(self, task: Task) -> bool:
         """Spending caps from recorded costs: reaching one pauses the task as an escalation, never a crash."""
@@ -175,7 +209,7 @@ class Runner:
                 esc_id = self.store.open_escalation(
                     self.run_id,
                     task.id,
-                    question=f"The {scope} budget of ${cap:.2f} is spent (${cost:.2f} recorded). "
+                    question=f"The {scope} budget of {fmt_cost(cap)} is spent ({fmt_cost(cost)} recorded). "
                     "Raise it and retry, skip this task, or abort?",
                     options=list(HUMAN_OPTIONS),
                     why="Spending more money needs your approval.",
@@ -189,7 +223,8 @@ class Runner:
                     },
                 )
                 self.report.line(
-                    f"BUDGET REACHED: {scope} cap ${cap:.2f}, spent ${cost:.2f}", "bold yellow"
+                    f"BUDGET REACHED: {scope} cap {fmt_cost(cap)}, spent {fmt_cost(cost)}",
+                    "bold yellow",
                 )
                 self.report.note(
                     f"Answer escalation {esc_id} with --retry and resume with a higher --max-budget-usd "
@@ -239,8 +274,9 @@ class Runner:
             else run_gates(gates, self.workdir, adir / "gates", self.settings.gates.timeout)
         )
         state = TaskState(history, row["level"], row["level_attempts"])
-        cap = self.settings.max_attempts
-        decision = self.judge.decide(task, result, checks, state, max_attempts=cap)
+        decision = self.judge.decide(
+            task, result, checks, state, max_attempts=self.attempt_cap(task)
+        )
         write_json(
             adir / "decision.json",
             {
@@ -321,7 +357,7 @@ class Runner:
                 self.hooks.task_completed(self, task)
             return False
         if failed:
-            limit = self.settings.max_attempts
+            limit = self.attempt_cap(task)
             self.report.failed(
                 task.id, row["level_attempts"] + 1, limit, d.error_summary or d.reason
             )
@@ -416,6 +452,8 @@ class Runner:
             idx = next((i for i, o in enumerate(esc["options"]) if answer.text.endswith(o)), None)
             if idx is not None and actions[idx] in ("retry", "skip", "abort"):
                 kind = actions[idx]
+        if self.hooks is not None:
+            self.hooks.answer_applied(self, task, esc, kind)
         if kind == "skip":
             self.store.resume_task(
                 self.run_id, task.id, guidance=None, status=TaskStatus.SKIPPED, reason="human_skip"
@@ -464,14 +502,10 @@ class Runner:
 
     def ingest_decision_files(self) -> None:
         for esc in self.store.escalations(self.run_id, open_only=True):
-            path = (
-                self.folder
-                / esc["task_id"]
-                / "escalation"
-                / f"level-{esc['level']}"
-                / "user-decision.json"
-            )
-            answer = read_user_decision(path, esc)
+            folder = level2_for(self.folder / esc["task_id"] / "escalation", esc["id"])
+            if folder is None:
+                continue
+            answer = read_user_decision(folder / "user-decision.json", esc)
             if answer is not None:
                 record_answer(self.store, esc["id"], answer, channel="file")
 
@@ -563,6 +597,38 @@ class Runner:
                 }
             )
         self.report.summary(rows, elapsed)
+
+
+VERIFICATION_KIND = "milestone_verification"
+
+
+def is_verification(task: Task) -> bool:
+    return task.extra.get("kind") == VERIFICATION_KIND
+
+
+def with_verification(plan: Plan) -> Plan:
+    """The plan's milestone verification becomes a last task that depends on all others, so it gets
+    attempts, loop detection, escalation and resume like any task (fix attempts: max_e2e_fix_attempts)."""
+    if not plan.verification:
+        return plan
+    ids = {t.id for t in plan.tasks}
+    task_id = next(x for x in ("E2E", "E2E-verification", "milestone-verification") if x not in ids)
+    body = (
+        "All tasks of this milestone are done, but the milestone verification fails. Find the cause "
+        "and fix it without breaking what the earlier tasks built. The checks:\n"
+        + "\n".join(f"- `{c}`" for c in plan.verification)
+    )
+    final = Task(
+        id=task_id,
+        title="Milestone verification",
+        type="VERIFICATION",
+        body=body,
+        verify=list(plan.verification),
+        depends_on=[t.id for t in plan.tasks],
+        source=plan.path,
+        extra={"kind": VERIFICATION_KIND},
+    )
+    return plan.model_copy(update={"tasks": [*plan.tasks, final]})
 
 
 def _tail(text: str, limit: int) -> str:
