@@ -116,8 +116,14 @@ class Judge:
             max_e2e_fix_attempts=settings.max_e2e_fix_attempts,
             error_similarity_threshold=settings.similarity_threshold,
         )
+        # the interpreter's backend serves the brain only when it is the one the brain names
+        shared = (
+            llm
+            if settings.brain == "auto" or getattr(llm, "name", None) == settings.brain
+            else None
+        )
         self.brain = brain or Brain(
-            backend=settings.brain, llm=llm, llm_backend=settings.llm_backend, config=config
+            backend=settings.brain, llm=shared, llm_backend=settings.llm_backend, config=config
         )
         self.loops = LoopDetector(config)
 
