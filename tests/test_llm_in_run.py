@@ -151,7 +151,9 @@ def test_without_llm_the_rules_alone_complete_the_task_and_no_llm_is_asked(
 # -- (b) a broken LLM: the rules' verdict stands -------------------------------------------------
 def test_llm_invalid_json_the_rules_verdict_stands(tmp_path: Path) -> None:
     write_plan(tmp_path, [DONE_STEP])
-    with ChatCompletionsServer(["Sure! I think the agent is probably fine, no JSON here."]) as server:
+    with ChatCompletionsServer(
+        ["Sure! I think the agent is probably fine, no JSON here."]
+    ) as server:
         proc = run_with_llm(tmp_path, server, "--llm")
     assert proc.returncode == 0, show(proc)
     assert len(server.model_requests) == 1  # it was asked
