@@ -354,3 +354,44 @@ def test_milestone_verification_oscillation_escalates(tmp_path: Path) -> None:
     assert "LOOP DETECTED" in proc.stdout
     attempts = [a for a in status_json(tmp_path)["attempts"] if a["task_id"] == "E2E"]
     assert len(attempts) == 3  # A-B-A stopped it before the cap of 5
+
+
+def test_gsd_human_checkpoint_waits_for_a_person(tmp_path: Path) -> None:
+    (tmp_path / "PLAN.md").write_text(
+        textwrap.dedent("""\
+        ---
+        phase: 01-demo
+        plan: 01
+        autonomous: false
+        ---
+        <tasks>
+        <task type="auto">
+          <name>Task 1: Write notes</name>
+          <files>notes.txt</files>
+          <action>Write notes.txt</action>
+          <verify>Run: `test -f notes.txt`</verify>
+          <done>notes.txt exists</done>
+        </task>
+        <task type="checkpoint:human-verify">
+          <name>Task 2: Check the notes read well</name>
+          <action>Read notes.txt</action>
+        </task>
+        </tasks>
+        """)
+    )
+    (tmp_path / "PLAN.replay.yaml").write_text(
+        "tasks:\n  '1': [{output: done, writes: {notes.txt: hi}}]\n"
+    )
+    first = cli(tmp_path, "run", "PLAN.md", "--agent", "replay", "--workdir", "w", "--no-wait")
+    assert first.returncode == 3, first.stdout + first.stderr
+    esc = json.loads(cli(tmp_path, "escalations", "--json").stdout)[0]
+    assert esc["task_id"] == "2" and esc["question"].startswith("Human checkpoint: Check the notes")
+    assert cli(tmp_path, "answer", str(esc["id"]), "--option", "A").returncode == 0
+    done = cli(tmp_path, "resume")
+    assert done.returncode == 0, done.stdout
+    data = status_json(tmp_path)
+    assert {t["task_id"]: t["status"] for t in data["tasks"]} == {
+        "1": "COMPLETED",
+        "2": "COMPLETED",
+    }
+    assert [a["task_id"] for a in data["attempts"]] == ["1"]  # no agent ran for the checkpoint

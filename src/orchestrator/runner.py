@@ -76,7 +76,6 @@ class Runner:
         self.report = reporter or Reporter()
         run = store.run(run_id)
         assert run is not None
-        self.run_row = run
         self.meta: dict[str, Any] = json.loads(run["settings_json"])
         self.plan: Plan = store.plan(run_id)
         self.workdir = Path(run["workdir"])
@@ -89,6 +88,8 @@ class Runner:
         self.judge = judge or Judge(settings)
         self.hooks = hooks  # checkpoints / consultant seam (set by the api module)
         self.aborted = False
+        self.current_task: str | None = None
+        """The task whose attempt is under way, for questions the agent asks mid-attempt."""
 
     # -- the loop -------------------------------------------------------------------------------
     def execute(self) -> RunOutcome:
@@ -241,6 +242,7 @@ class Runner:
         approved = self.approved_commands(task.id)
         if approved:
             options["approved_commands"] = approved
+        self.current_task = task.id
         number = self.store.begin_attempt(
             self.run_id, task.id, self.folder / task.id, self.agent.name, options.get("model")
         )
@@ -418,10 +420,7 @@ class Runner:
 
     def ask_now(self, q: HumanQuestion) -> str | None:
         """An agent asking mid-attempt (AskUserQuestion, a held command) while a human is present."""
-        task_id = self.store.tasks(self.run_id)  # the running task is the one in RUNNING state
-        running = next(
-            (t["task_id"] for t in task_id if t["status"] == TaskStatus.RUNNING.value), None
-        )
+        running = self.current_task
         if running is None:
             return None
         esc_id = self.store.open_escalation(
@@ -446,14 +445,24 @@ class Runner:
         """Act on a recorded answer; True when the task should be attempted again."""
         esc = self.store.escalation(esc_id)
         assert esc is not None
-        kind = answer.kind
+        kind: str = answer.kind
         actions = esc["detail"].get("actions")
         if kind in ("option", "recommended") and actions:
             idx = next((i for i, o in enumerate(esc["options"]) if answer.text.endswith(o)), None)
-            if idx is not None and actions[idx] in ("retry", "skip", "abort"):
+            if idx is not None and actions[idx] in ("retry", "skip", "abort", "done"):
                 kind = actions[idx]
         if self.hooks is not None:
             self.hooks.answer_applied(self, task, esc, kind)
+        if kind == "done" or (task.checkpoint and answer.text.strip().lower() == "done"):
+            self.store.resume_task(
+                self.run_id,
+                task.id,
+                guidance=None,
+                status=TaskStatus.COMPLETED,
+                reason="checkpoint_done",
+            )
+            self.report.completed(task.id, 0, None)
+            return False
         if kind == "skip":
             self.store.resume_task(
                 self.run_id, task.id, guidance=None, status=TaskStatus.SKIPPED, reason="human_skip"
@@ -471,8 +480,6 @@ class Runner:
         guidance = answer.guidance(esc) if kind != "retry" else None
         merged = "\n".join(x for x in (row["guidance"], guidance) if x) or None
         self.store.resume_task(self.run_id, task.id, guidance=merged, reason=f"human_{kind}")
-        if row["session_id"] and merged:
-            self.store.update_task(self.run_id, task.id, session_id=row["session_id"])
         self.report.line(
             f"Resuming Task {task.id} with guidance..."
             if guidance
@@ -525,21 +532,8 @@ class Runner:
         esc = self.store.escalation(esc_id)
         assert esc is not None
         answer = self.wait_for(esc)
-        if answer is None:
-            return
-        if (
-            answer.kind in ("option", "recommended") and answer.text.startswith("A)")
-        ) or answer.text.lower() == "done":
-            self.store.resume_task(
-                self.run_id,
-                task.id,
-                guidance=None,
-                status=TaskStatus.COMPLETED,
-                reason="checkpoint_done",
-            )
-            self.report.completed(task.id, 0, None)
-            return
-        self.apply(task, esc_id, answer)
+        if answer is not None:
+            self.apply(task, esc_id, answer)
 
     def approved_commands(self, task_id: str) -> list[str]:
         """Held commands a human allowed; the agent may run exactly these next time."""
