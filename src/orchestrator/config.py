@@ -117,10 +117,16 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+def _set(data: dict[str, Any], dotted: str, value: Any, source: str | None = None) -> None:
     parts = dotted.split(".")
-    for p in parts[:-1]:
+    for i, p in enumerate(parts[:-1]):
         data = data.setdefault(p, {})
+        if not isinstance(data, dict):
+            prefix = ".".join(parts[: i + 1])
+            origin = f" from {source}" if source else ""
+            raise ConfigError(
+                f"setting {dotted!r}{origin}: {prefix!r} is a value, not a table; set one or the other"
+            )
     data[parts[-1]] = value
 
 
@@ -129,6 +135,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}; fix the file", path=str(path)) from None
+    except RecursionError:
+        raise ConfigError("invalid TOML: nested too deeply; fix the file", path=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", path=str(path)) from None
 
@@ -173,6 +181,7 @@ def load_settings(
                 env_layer,
                 dotted,
                 raw if dotted in ("db", "agent_cmd", "scenario", "workdir") else _env_value(raw),
+                "the environment",
             )
     if env_layer:
         layers.append(("environment", env_layer))
@@ -185,7 +194,7 @@ def load_settings(
 
     for source, layer in layers:
         for dotted, value in flatten(layer).items():
-            _set(merged, dotted, value)
+            _set(merged, dotted, value, source)
             sources[dotted] = source
     try:
         settings = Settings.model_validate(merged)

@@ -197,11 +197,16 @@ def read_user_decision(path: Path, esc: Row) -> Answer | None:
     if not path.is_file():
         return None
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # bad JSON, not UTF-8, nested too deep
         raise UserError(
             f"cannot read the decision file: {exc}; write valid JSON", path=str(path)
         ) from None
+    if not isinstance(data, dict):
+        raise UserError(
+            "the decision file must hold a JSON object with chosen_option, user_comment or action",
+            path=str(path),
+        )
     chosen = data.get("chosen_option")
     comment = data.get("user_comment")
     action = str(data.get("action", "")).lower()
