@@ -1,17 +1,23 @@
 """What the CLI-driven adapters (codex, gemini, aider) share: finding the binary, the child's
-environment, and recognising model-API errors that retrying cannot fix (`external_service`)."""
+environment, recognising model-API errors that retrying cannot fix (`external_service`), and
+`CLIAgent`, the start and end of an attempt that are the same for all three."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
+import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agents.base import HumanQuestion
+from orchestrator.agents.base import AgentResult, AttemptContext, HumanQuestion
+from orchestrator.agents.process import ProcessResult
+from orchestrator.models import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 """The source checkout when installed editable; `.ci/install-agents.sh` installs CLIs under it."""
@@ -33,6 +39,18 @@ def find_cli(name: str, explicit: str | os.PathLike[str] | None = None) -> str |
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return str(candidate)
     return None
+
+
+def json_object(raw: str) -> dict[str, Any] | None:
+    """One line of a JSONL stream as an object; None for anything else (log lines, bad JSON)."""
+    raw = raw.strip()
+    if not raw.startswith("{"):
+        return None
+    try:
+        ev = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return ev if isinstance(ev, dict) else None
 
 
 def child_env(overrides: Mapping[str, Any] | None) -> dict[str, str]:
@@ -102,3 +120,78 @@ def external_question(agent: str, error: str, kind: str) -> HumanQuestion:
         why="Retrying without a change cannot fix this (key, permission or quota).",
         detail={"agent": agent, "kind": kind, "error": error[:2000]},
     )
+
+
+def not_found(program: str, explicit: Any, install: str) -> str:
+    """The message for a missing CLI: fix `cli_path` when one was given, else how to install it."""
+    if explicit:
+        return f"{program} not found at {explicit!r}; fix cli_path"
+    return f"{program} not found: install it ({install}, or .ci/install-agents.sh) or set cli_path"
+
+
+class CLIAgent(ABC):
+    """An adapter that runs one CLI process per attempt. `run` merges the options, finds the CLI
+    (exit 127 when missing) and makes the artifacts folder; `attempt` does the agent's own part
+    and uses `failure` for the error text and question."""
+
+    name: str
+    cli_name: str
+    """The executable, also the name used in error texts."""
+    program: str
+    """How a not-found message names it (`codex CLI`)."""
+    install: str
+    """How to install it, for the not-found message."""
+    label: str
+    """How an `external_service` question names it (`Codex`)."""
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.defaults = dict(options or {})
+
+    def not_found(self, explicit: Any) -> str:
+        return not_found(self.program, explicit, self.install)
+
+    def preflight(self) -> None:
+        """Raise `ConfigError` when the CLI cannot be found."""
+        if find_cli(self.cli_name, self.defaults.get("cli_path")) is None:
+            raise ConfigError(self.not_found(self.defaults.get("cli_path")))
+
+    def run(self, ctx: AttemptContext) -> AgentResult:
+        opts = {**self.defaults, **ctx.options}
+        started = time.monotonic()
+        cli = find_cli(self.cli_name, opts.get("cli_path"))
+        if cli is None:
+            return AgentResult(output="", exit_code=127, error=self.not_found(opts.get("cli_path")))
+        ctx.artifacts.mkdir(parents=True, exist_ok=True)
+        result = self.attempt(ctx, opts, cli)
+        result.duration_s = time.monotonic() - started
+        return result
+
+    @abstractmethod
+    def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
+        """Run `cli` once with the merged `opts`; `run` sets the result's duration."""
+
+    def exit_error(self, proc: ProcessResult) -> str:
+        """The error for a non-zero exit the output did not explain."""
+        stderr = proc.stderr_tail(2000).strip()[-500:]
+        return f"{self.cli_name} exited with {proc.exit_code}: {stderr}"
+
+    def service_kind(self, error: str, proc: ProcessResult) -> str | None:
+        """The `external_service` kind of `error`, if it is one (see `service_error_kind`)."""
+        return service_error_kind(error)
+
+    def failure(
+        self, proc: ProcessResult, timeout: float | None, parsed_error: str | None
+    ) -> tuple[str | None, HumanQuestion | None]:
+        """The attempt's error (a timeout wins over what the output said; a non-zero exit with
+        nothing said gets `exit_error`) and, for a key/permission/quota error, the question."""
+        error = parsed_error
+        if proc.timed_out:
+            error = f"{self.cli_name} timed out after {timeout:.0f}s and was killed"
+        elif proc.exit_code != 0 and error is None:
+            error = self.exit_error(proc)
+        question = None
+        if error and not proc.timed_out:
+            kind = self.service_kind(error, proc)
+            if kind:
+                question = external_question(self.label, error, kind)
+        return error, question

@@ -32,22 +32,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agents._cli import (
-    child_env,
-    external_question,
-    find_cli,
-    service_error_kind,
-    short,
-)
+from orchestrator.agents._cli import CLIAgent, child_env, short
 from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
 from orchestrator.agents.process import run_process
-from orchestrator.models import ConfigError
 
 MAX_EVENTS = 500
 CHAT_FILE = "aider.chat.md"
@@ -197,26 +189,15 @@ class AiderOutput:
             return path
 
 
-class AiderAgent:
+class AiderAgent(CLIAgent):
     """Runs aider once per attempt in the workdir; see the module docstring for options."""
 
-    name = "aider"
+    name = cli_name = "aider"
+    program = "aider"
+    install = "uv tool install aider-chat"
+    label = "Aider"
 
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.defaults = dict(options or {})
-
-    def preflight(self) -> None:
-        """Raise `ConfigError` when aider cannot be found."""
-        if find_cli("aider", self.defaults.get("cli_path")) is None:
-            raise ConfigError(_not_found(self.defaults.get("cli_path")))
-
-    def run(self, ctx: AttemptContext) -> AgentResult:
-        opts = {**self.defaults, **ctx.options}
-        started = time.monotonic()
-        cli = find_cli("aider", opts.get("cli_path"))
-        if cli is None:
-            return AgentResult(output="", exit_code=127, error=_not_found(opts.get("cli_path")))
-        ctx.artifacts.mkdir(parents=True, exist_ok=True)
+    def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
         chat_file = ctx.artifacts / CHAT_FILE
         restore = False
         if ctx.resume_session:
@@ -242,16 +223,7 @@ class AiderAgent:
             env=child_env(env),
             on_line=state.line,
         )
-        error = state.error
-        if proc.timed_out:
-            error = f"aider timed out after {ctx.timeout:.0f}s and was killed"
-        elif proc.exit_code != 0 and error is None:
-            error = f"aider exited with {proc.exit_code}: {proc.stderr_tail(2000).strip()[-500:]}"
-        question = None
-        if error and not proc.timed_out:
-            kind = service_error_kind(error)
-            if kind:
-                question = external_question("Aider", error, kind)
+        error, question = self.failure(proc, ctx.timeout, state.error)
         return AgentResult(
             output=proc.stdout_tail(),
             exit_code=proc.exit_code,
@@ -261,17 +233,7 @@ class AiderAgent:
             tokens_in=state.tokens_in if state.turns else None,
             tokens_out=state.tokens_out if state.turns else None,
             turns=state.turns or None,
-            duration_s=time.monotonic() - started,
             error=error,
             events=state.events,
             question=question,
         )
-
-
-def _not_found(explicit: Any) -> str:
-    if explicit:
-        return f"aider not found at {explicit!r}; fix cli_path"
-    return (
-        "aider not found: install it (uv tool install aider-chat, or .ci/install-agents.sh) "
-        "or set cli_path"
-    )

@@ -19,22 +19,13 @@ Responses-API provider (`env_key` names its key variable, default `OPENAI_API_KE
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.agents._cli import (
-    child_env,
-    external_question,
-    find_cli,
-    service_error_kind,
-    short,
-    unwrap_shell,
-)
+from orchestrator.agents._cli import CLIAgent, child_env, json_object, short, unwrap_shell
 from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
 from orchestrator.agents.process import run_process
-from orchestrator.models import ConfigError
 
 PROVIDER = "orchestrator"
 MAX_EVENTS = 500
@@ -94,14 +85,8 @@ class CodexEvents:
     announced: set[str] = field(default_factory=set)
 
     def line(self, raw: str) -> None:
-        raw = raw.strip()
-        if not raw.startswith("{"):
-            return
-        try:
-            ev = json.loads(raw)
-        except json.JSONDecodeError:
-            return
-        if isinstance(ev, dict):
+        ev = json_object(raw)
+        if ev is not None:
             self.event(ev)
 
     def event(self, ev: dict[str, Any]) -> None:
@@ -168,26 +153,15 @@ def describe_item(kind: str, item: Mapping[str, Any]) -> str | None:
     return None
 
 
-class CodexAgent:
+class CodexAgent(CLIAgent):
     """Runs `codex exec --json` in the workdir; see the module docstring for options."""
 
-    name = "codex"
+    name = cli_name = "codex"
+    program = "codex CLI"
+    install = "npm install -g @openai/codex"
+    label = "Codex"
 
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.defaults = dict(options or {})
-
-    def preflight(self) -> None:
-        """Raise `ConfigError` when the Codex CLI cannot be found."""
-        if find_cli("codex", self.defaults.get("cli_path")) is None:
-            raise ConfigError(_not_found(self.defaults.get("cli_path")))
-
-    def run(self, ctx: AttemptContext) -> AgentResult:
-        opts = {**self.defaults, **ctx.options}
-        started = time.monotonic()
-        cli = find_cli("codex", opts.get("cli_path"))
-        if cli is None:
-            return AgentResult(output="", exit_code=127, error=_not_found(opts.get("cli_path")))
-        ctx.artifacts.mkdir(parents=True, exist_ok=True)
+    def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
         state = CodexEvents(ctx)
         proc = run_process(
             build_argv(cli, ctx, opts),
@@ -199,16 +173,7 @@ class CodexAgent:
             stdin_data=ctx.prompt.encode(),
             on_line=state.line,
         )
-        error = state.error
-        if proc.timed_out:
-            error = f"codex timed out after {ctx.timeout:.0f}s and was killed"
-        elif proc.exit_code != 0 and error is None:
-            error = f"codex exited with {proc.exit_code}: {proc.stderr_tail(2000).strip()[-500:]}"
-        question = None
-        if error and not proc.timed_out:
-            kind = service_error_kind(error)
-            if kind:
-                question = external_question("Codex", error, kind)
+        error, question = self.failure(proc, ctx.timeout, state.error)
         return AgentResult(
             output=state.final_text,
             exit_code=proc.exit_code,
@@ -217,17 +182,7 @@ class CodexAgent:
             tokens_in=state.usage.get("input_tokens"),
             tokens_out=state.usage.get("output_tokens"),
             turns=state.turns or None,
-            duration_s=time.monotonic() - started,
             error=error,
             events=state.events,
             question=question,
         )
-
-
-def _not_found(explicit: Any) -> str:
-    if explicit:
-        return f"codex CLI not found at {explicit!r}; fix cli_path"
-    return (
-        "codex CLI not found: install it (npm install -g @openai/codex, or .ci/install-agents.sh) "
-        "or set cli_path"
-    )

@@ -23,21 +23,13 @@ folders it has not been told to trust); `env` (None unsets); `cli_path`.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.agents._cli import (
-    child_env,
-    external_question,
-    find_cli,
-    service_error_kind,
-    short,
-)
+from orchestrator.agents._cli import CLIAgent, child_env, json_object, service_error_kind, short
 from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
-from orchestrator.agents.process import run_process
-from orchestrator.models import ConfigError
+from orchestrator.agents.process import ProcessResult, run_process
 
 MAX_EVENTS = 500
 MAX_TEXT = 256 * 1024
@@ -102,14 +94,8 @@ class GeminiEvents:
         return "".join(self.text)
 
     def line(self, raw: str) -> None:
-        raw = raw.strip()
-        if not raw.startswith("{"):
-            return
-        try:
-            ev = json.loads(raw)
-        except json.JSONDecodeError:
-            return
-        if isinstance(ev, dict):
+        ev = json_object(raw)
+        if ev is not None:
             self.event(ev)
 
     def _model_output(self) -> None:
@@ -195,26 +181,26 @@ def exit_meaning(code: int) -> str | None:
     return None
 
 
-class GeminiAgent:
+class GeminiAgent(CLIAgent):
     """Runs the Gemini CLI headless in the workdir; see the module docstring for options."""
 
-    name = "gemini"
+    name = cli_name = "gemini"
+    program = "gemini CLI"
+    install = "npm install -g @google/gemini-cli"
+    label = "Gemini CLI"
 
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.defaults = dict(options or {})
+    def exit_error(self, proc: ProcessResult) -> str:
+        """With what the exit code means, and stderr only when there is some."""
+        meaning = exit_meaning(proc.exit_code)
+        stderr = proc.stderr_tail(4000).strip()[-500:]
+        error = f"gemini exited with {proc.exit_code}" + (f" ({meaning})" if meaning else "")
+        return error + (f": {stderr}" if stderr else "")
 
-    def preflight(self) -> None:
-        """Raise `ConfigError` when the Gemini CLI cannot be found."""
-        if find_cli("gemini", self.defaults.get("cli_path")) is None:
-            raise ConfigError(_not_found(self.defaults.get("cli_path")))
+    def service_kind(self, error: str, proc: ProcessResult) -> str | None:
+        """Exit 41 is an authentication failure even when the message does not say so."""
+        return service_error_kind(error) or ("authentication" if proc.exit_code == 41 else None)
 
-    def run(self, ctx: AttemptContext) -> AgentResult:
-        opts = {**self.defaults, **ctx.options}
-        started = time.monotonic()
-        cli = find_cli("gemini", opts.get("cli_path"))
-        if cli is None:
-            return AgentResult(output="", exit_code=127, error=_not_found(opts.get("cli_path")))
-        ctx.artifacts.mkdir(parents=True, exist_ok=True)
+    def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
         env_overrides = dict(opts.get("env") or {})
         if opts.get("base_url"):
             env_overrides["GOOGLE_GEMINI_BASE_URL"] = str(opts["base_url"])
@@ -230,19 +216,7 @@ class GeminiAgent:
             stdin_data=None if in_argv else ctx.prompt.encode(),
             on_line=state.line,
         )
-        error = state.error
-        if proc.timed_out:
-            error = f"gemini timed out after {ctx.timeout:.0f}s and was killed"
-        elif proc.exit_code != 0 and error is None:
-            meaning = exit_meaning(proc.exit_code)
-            stderr = proc.stderr_tail(4000).strip()[-500:]
-            error = f"gemini exited with {proc.exit_code}" + (f" ({meaning})" if meaning else "")
-            error += f": {stderr}" if stderr else ""
-        question = None
-        if error and not proc.timed_out:
-            kind = service_error_kind(error) or ("authentication" if proc.exit_code == 41 else None)
-            if kind:
-                question = external_question("Gemini CLI", error, kind)
+        error, question = self.failure(proc, ctx.timeout, state.error)
         stats = state.stats
         return AgentResult(
             output=state.final_text,
@@ -252,7 +226,6 @@ class GeminiAgent:
             tokens_in=_int(stats.get("input_tokens")),
             tokens_out=_int(stats.get("output_tokens")),
             turns=state.turns or None,
-            duration_s=time.monotonic() - started,
             error=error,
             events=state.events,
             question=question,
@@ -261,12 +234,3 @@ class GeminiAgent:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) else None
-
-
-def _not_found(explicit: Any) -> str:
-    if explicit:
-        return f"gemini CLI not found at {explicit!r}; fix cli_path"
-    return (
-        "gemini CLI not found: install it (npm install -g @google/gemini-cli, or "
-        ".ci/install-agents.sh) or set cli_path"
-    )
