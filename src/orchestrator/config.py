@@ -110,7 +110,7 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and key not in ("tasks", "codex", "gemini", "aider"):
+        if isinstance(value, dict) and key != "tasks":  # task ids hold dots ("1.1"): kept whole
             out.update(flatten(value, name + "."))
         else:
             out[name] = value
@@ -201,9 +201,13 @@ def load_settings(
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
-        origin = sources.get(where) or next(
-            (s for k, s in sources.items() if k.startswith(where)), "defaults"
-        )
+        # the most specific source: the key itself, a section containing it, or a key inside it
+        related = [
+            k
+            for k in sources
+            if k == where or where.startswith(k + ".") or k.startswith(where + ".")
+        ]
+        origin = sources[max(related, key=len)] if related else "defaults"
         raise ConfigError(f"setting {where!r} from {origin}: {err['msg']}") from None
     return settings, sources
 
