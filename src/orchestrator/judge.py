@@ -161,11 +161,15 @@ class Judge:
             err = self.interpret(result.error)
             if err.category is not None:
                 interp = err
+        gates_failed = any(not g.passed for g in gates)
         if interp.verdict == "needs_human" or interp.category is not None:
+            # a human is asked either way (never auto-retry), but agent text outranks no gate:
+            # with a failing gate the attempt itself is recorded as failed
             return Decision(
                 "escalate",
-                "needs_human",
+                "failed" if gates_failed else "needs_human",
                 interp.why or "the agent needs a decision",
+                error_summary=failure_text(result, gates, interp) if gates_failed else None,
                 escalation=EscalationDraft(
                     question=interp.question or "The agent needs a decision; see its output.",
                     options=list(interp.options),
@@ -177,7 +181,6 @@ class Judge:
                 interpretation=interp,
                 headline="NEEDS HUMAN INPUT",
             )
-        gates_failed = any(not g.passed for g in gates)
         agent_failed = bool(result.exit_code) or result.error is not None
         said_failed = interp.verdict == "failed" and (interp.source == "marker" or not gates)
         if not (gates_failed or agent_failed or said_failed):

@@ -358,7 +358,7 @@ class Runner:
             if self.hooks is not None:
                 self.hooks.task_completed(self, task)
             return False
-        if failed:
+        if failed and d.headline != "NEEDS HUMAN INPUT":
             limit = self.attempt_cap(task)
             self.report.failed(
                 task.id, row["level_attempts"] + 1, limit, d.error_summary or d.reason
