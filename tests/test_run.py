@@ -23,6 +23,7 @@ def test_hello_demo_retries_once_then_completes(tmp_path: Path) -> None:
     out = proc.stdout
     assert "Task 1.1: Create hello.py" in out
     assert "Invoking replay..." in out
+    assert "→ Writing greeting.py" in out  # the agent's actions, as plain lines off a terminal
     assert "Task 1.2: FAILED (attempt 1/3)" in out
     assert "Retrying Task 1.2..." in out
     assert "Task 1.3: COMPLETED" in out

@@ -78,6 +78,7 @@ def test_scenario_a_in_a_terminal(tmp_path: Path) -> None:
     assert "Why I'm asking:" in text
     assert "Resuming Task 1.1 with guidance..." in text
     assert "Task 1.1: COMPLETED" in text
+    assert "attempt 1" in text and "→ " in text  # the live line while the agent works
     prompt2 = (_run_dir(tmp_path) / "1.1" / "attempt-2" / "prompt.md").read_text()
     assert "In-memory (fast, local only)" in prompt2
     esc = json.loads(cli(tmp_path, "escalations", "--all", "--json").stdout)[0]

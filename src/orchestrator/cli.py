@@ -52,25 +52,28 @@ Agent = Annotated[
     str | None, typer.Option("--agent", help="claude | codex | gemini | aider | command | replay")
 ]
 MaxAttempts = Annotated[
-    int | None, typer.Option("--max-attempts", help="Attempts per level before escalating [3].")
+    int | None,
+    typer.Option("--max-attempts", help="Attempts per level before escalating (default: 3)."),
 ]
 Workdir = Annotated[
-    Path | None, typer.Option("--workdir", help="Where the agent works [current directory].")
+    Path | None,
+    typer.Option("--workdir", help="Where the agent works (default: current directory)."),
 ]
 Scenario = Annotated[
-    Path | None, typer.Option("--scenario", help="Replay scenario [PLAN.replay.yaml].")
+    Path | None, typer.Option("--scenario", help="Replay scenario (default: PLAN.replay.yaml).")
 ]
 AgentCmd = Annotated[
     str | None, typer.Option("--agent-cmd", help="Command template for --agent command.")
 ]
 Db = Annotated[
-    str | None, typer.Option("--db", help="SQLAlchemy URL [sqlite:///.orchestrator/state.db].")
+    str | None,
+    typer.Option("--db", help="SQLAlchemy URL (default: sqlite:///.orchestrator/state.db)."),
 ]
 Wait = Annotated[
     bool | None, typer.Option("--wait/--no-wait", help="Block for answers / pause and exit 3.")
 ]
 Brain = Annotated[
-    str | None, typer.Option("--brain", help="rules | claude | openai | auto [rules].")
+    str | None, typer.Option("--brain", help="rules | claude | openai | auto (default: rules).")
 ]
 Llm = Annotated[
     bool | None,
@@ -92,13 +95,29 @@ Budget = Annotated[
     float | None, typer.Option("--max-budget-usd", help="Spending cap for the run, in USD.")
 ]
 Model = Annotated[str | None, typer.Option("--model", help="Model for the agent.")]
+FallbackModel = Annotated[
+    str | None, typer.Option("--fallback-model", help="Claude Code's fallback model.")
+]
+PermissionMode = Annotated[
+    str | None, typer.Option("--permission-mode", help="Claude Code permission mode.")
+]
+MaxTurns = Annotated[int | None, typer.Option("--max-turns", help="Agent turns per attempt.")]
+TaskBudget = Annotated[
+    float | None, typer.Option("--task-budget-usd", help="Spending cap per task, in USD.")
+]
 ConfigFile = Annotated[
-    Path | None, typer.Option("--config", help="Config file [orchestrator.toml].")
+    Path | None, typer.Option("--config", help="Config file (default: orchestrator.toml).")
 ]
 
 
 def _overrides(**kw: Any) -> dict[str, Any]:
-    mapping = {"model": "claude.model", "wait": "wait"}
+    mapping = {
+        "model": "claude.model",
+        "fallback_model": "claude.fallback_model",
+        "permission_mode": "claude.permission_mode",
+        "max_turns": "claude.max_turns",
+        "task_budget_usd": "claude.max_budget_usd",
+    }
     out_: dict[str, Any] = {}
     for key, value in kw.items():
         if value is None:
@@ -129,6 +148,10 @@ def run(
     checkpoints: Checkpoints = None,
     max_budget_usd: Budget = None,
     model: Model = None,
+    fallback_model: FallbackModel = None,
+    permission_mode: PermissionMode = None,
+    max_turns: MaxTurns = None,
+    task_budget_usd: TaskBudget = None,
     config: ConfigFile = None,
 ) -> None:
     """Run a plan from the start. Exit 0 all completed, 1 a task failed, 3 waiting for a human, 130 interrupted."""
@@ -151,6 +174,10 @@ def run(
             checkpoints=checkpoints,
             max_budget_usd=max_budget_usd,
             model=model,
+            fallback_model=fallback_model,
+            permission_mode=permission_mode,
+            max_turns=max_turns,
+            task_budget_usd=task_budget_usd,
         ),
     )
     raise typer.Exit(outcome.exit_code)
@@ -158,7 +185,7 @@ def run(
 
 @app.command()
 def resume(
-    run_id: Annotated[str | None, typer.Argument(help="Run id [the latest run].")] = None,
+    run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     agent: Agent = None,
     max_attempts: MaxAttempts = None,
     workdir: Workdir = None,
@@ -174,6 +201,10 @@ def resume(
     checkpoints: Checkpoints = None,
     max_budget_usd: Budget = None,
     model: Model = None,
+    fallback_model: FallbackModel = None,
+    permission_mode: PermissionMode = None,
+    max_turns: MaxTurns = None,
+    task_budget_usd: TaskBudget = None,
     config: ConfigFile = None,
 ) -> None:
     """Continue a run after Ctrl-C, a crash, kill -9 or an answer. Completed tasks are not run again."""
@@ -196,6 +227,10 @@ def resume(
             checkpoints=checkpoints,
             max_budget_usd=max_budget_usd,
             model=model,
+            fallback_model=fallback_model,
+            permission_mode=permission_mode,
+            max_turns=max_turns,
+            task_budget_usd=task_budget_usd,
         ),
     )
     raise typer.Exit(outcome.exit_code)
@@ -231,7 +266,7 @@ def runs_cmd(db: Db = None, as_json: Annotated[bool, typer.Option("--json")] = F
 
 @app.command()
 def status(
-    run_id: Annotated[str | None, typer.Argument(help="Run id [the latest run].")] = None,
+    run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     db: Db = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:

@@ -87,7 +87,13 @@ class Reporter:
             state.last = ev.summary.replace("\n", " ")[:120]
 
         if not self.console.is_terminal:
-            yield on_event
+            # in logs, the agent's actions (tool calls) as plain lines; its chatter is left out
+            def log_event(ev: AgentEvent) -> None:
+                on_event(ev)
+                if ev.kind == "tool":
+                    self.note(f"→ {state.last}", "dim")
+
+            yield log_event
             return
         with Live(state, console=self.console, refresh_per_second=8, transient=True):
             yield on_event
