@@ -21,7 +21,7 @@ from orchestrator.humans import Answer, answer_from_flags, record_answer
 from orchestrator.models import UserError
 from orchestrator.plans import load_plan
 from orchestrator.runner import Runner, RunOutcome, run_folder, with_verification
-from orchestrator.store import AlreadyAnswered, Row, Store
+from orchestrator.store import AlreadyAnswered, Row, Store, answered_message
 
 
 def open_store(db: str | None = None, settings: Settings | None = None) -> Store:
@@ -150,9 +150,7 @@ def answer(
     if esc is None:
         raise UserError(f"no escalation {esc_id}; `orchestrator escalations` lists the open ones")
     if esc["status"] == "answered":
-        store.answer_escalation(
-            esc_id, response="", kind="text", responder="", channel=""
-        )  # raises, shows the first
+        raise AlreadyAnswered(answered_message(esc))
     from orchestrator.consultant import read_user_decision, write_user_decision
     from orchestrator.ladder import level2_for
 

@@ -29,7 +29,7 @@ from orchestrator.humans import (
     strip_letter,
 )
 from orchestrator.judge import HUMAN_OPTIONS, Decision, Judge, TaskState
-from orchestrator.ladder import level2_for
+from orchestrator.ladder import RunHooks, level2_for
 from orchestrator.models import Plan, Task, TaskStatus, UserError
 from orchestrator.plans import order
 from orchestrator.prompt import build_prompt
@@ -67,7 +67,7 @@ class Runner:
         reporter: Reporter | None = None,
         interactive: bool | None = None,
         judge: Judge | None = None,
-        hooks: Any = None,
+        hooks: RunHooks | None = None,
     ) -> None:
         self.store = store
         self.run_id = run_id

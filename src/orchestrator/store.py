@@ -37,6 +37,13 @@ class AlreadyAnswered(UserError):
     """An escalation may be answered once; the first answer stands."""
 
 
+def answered_message(row: Any) -> str:
+    return (
+        f"escalation {row['id']} was already answered by {row['responder']} via {row['channel']}: "
+        f"{row['response']!r} ({row['response_kind']})"
+    )
+
+
 def default_url(base: Path | None = None) -> str:
     env = os.environ.get("ORCHESTRATOR_DB")
     if env:
@@ -561,10 +568,7 @@ class Store:
                     f"no escalation {esc_id}; `orchestrator escalations` lists the open ones"
                 )
             if row["status"] != "open":
-                raise AlreadyAnswered(
-                    f"escalation {esc_id} was already answered by {row['responder']} via {row['channel']}: "
-                    f"{row['response']!r} ({row['response_kind']})"
-                )
+                raise AlreadyAnswered(answered_message(row))
             done = conn.execute(
                 update(escalations)
                 .where(escalations.c.id == esc_id, escalations.c.status == "open")
