@@ -280,6 +280,7 @@ def status(
         f"[bold]Run {run['id']}[/bold]  {escape(run['plan_path'])}  agent={run['agent']}  status={run['status']}"
     )
     table = Table("Task", "Title", "Status", "Attempts", "Last verdict", "Duration", "Cost")
+    table.columns[2].no_wrap = True
     for t in data["tasks"]:
         att = [a for a in data["attempts"] if a["task_id"] == t["task_id"]]
         costs = [a["cost_usd"] for a in att if a["cost_usd"] is not None]

@@ -124,7 +124,9 @@ class Reporter:
         table = Table(title="Run summary", title_justify="left")
         for col in ("Task", "Title", "Status", "Attempts", "Duration", "Cost"):
             table.add_column(
-                col, justify="right" if col in ("Attempts", "Duration", "Cost") else "left"
+                col,
+                justify="right" if col in ("Attempts", "Duration", "Cost") else "left",
+                no_wrap=col in ("Task", "Status"),
             )
         colours = {
             "COMPLETED": "green",

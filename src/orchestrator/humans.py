@@ -25,6 +25,7 @@ from orchestrator.store import Row, Store
 
 AnswerKind = Literal["option", "recommended", "text", "retry", "skip", "abort"]
 
+ALSO = "Also: 'retry', 'skip task', 'abort', or type guidance."
 RETRY_WHY = (
     "Retrying on my own is not making progress; a decision from you is cheaper than more attempts."
 )
@@ -131,7 +132,8 @@ def record_answer(
     )
 
 
-def render_panel(console: Console, esc: Row, title_task: str) -> None:
+def render_panel(console: Console, esc: Row, title_task: str, *, how: str | None = None) -> None:
+    """`how` says how to answer; the default fits the terminal prompt that follows the panel."""
     lines = [
         f"[bold]{escape(esc['detail'].get('asker', 'The agent'))}'s question:[/bold]",
         "",
@@ -146,7 +148,7 @@ def render_panel(console: Console, esc: Row, title_task: str) -> None:
         "",
         f"[bold]Why I'm asking:[/bold] {escape(esc['why'] or WHY.get(esc['category'], RETRY_WHY))}",
     ]
-    lines += ["", "[dim]Also: 'retry', 'skip task', 'abort', or type guidance.[/dim]"]
+    lines += ["", f"[dim]{escape(how or ALSO)}[/dim]"]
     console.print(
         Panel(
             "\n".join(lines),

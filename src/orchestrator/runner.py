@@ -26,6 +26,7 @@ from orchestrator.humans import (
     ask_in_terminal,
     read_user_decision,
     record_answer,
+    render_panel,
     strip_letter,
 )
 from orchestrator.judge import HUMAN_OPTIONS, Decision, Judge, TaskState
@@ -404,6 +405,17 @@ class Runner:
         return self.apply(task, esc_id, answer)
 
     def wait_for(self, esc: Row) -> Answer | None:
+        if self.mode != "terminal":  # in a terminal the prompt below shows the same panel
+            then = (
+                "this run goes on by itself"
+                if self.mode == "wait"
+                else f"then: orchestrator resume {self.run_id}"
+            )
+            how = (
+                f"Answer: orchestrator answer {esc['id']} (TEXT | --option X | --recommended | --retry "
+                f"| --skip | --abort); {then}"
+            )
+            render_panel(self.report.console, esc, esc["task_id"], how=how)
         if self.mode == "terminal":
             answer = ask_in_terminal(self.report.console, esc)
             record_answer(self.store, esc["id"], answer, channel="terminal")
