@@ -89,6 +89,7 @@ class Runner:
         self.judge = judge or Judge(settings)
         self.hooks = hooks  # checkpoints / consultant seam (set by the api module)
         self.aborted = False
+        self.stopped = False
         self.current_task: str | None = None
         """The task whose attempt is under way, for questions the agent asks mid-attempt."""
 
@@ -105,7 +106,7 @@ class Runner:
                     "yellow",
                 )
             self.ingest_answers()
-            while not self.aborted and (task := self.next_ready()) is not None:
+            while not (self.aborted or self.stopped) and (task := self.next_ready()) is not None:
                 self.run_task(task)
             code = self.exit_code()
             self.store.set_run_status(self.run_id, {0: "COMPLETED", 1: "FAILED", 3: "PAUSED"}[code])
@@ -232,14 +233,19 @@ class Runner:
                     f"Answer escalation {esc_id} with --retry and resume with a higher --max-budget-usd "
                     "(run) or [claude] max_budget_usd (task), or --skip / --abort."
                 )
+                if scope == "run":
+                    self.stopped = True  # no other task may spend either
                 return True
         return False
 
     def attempt(self, task: Task, row: Row) -> tuple[Decision, int, AgentResult]:
         history = self.failures_since_resume(task.id, row)
-        options = self.settings.agent_options(task.id, self.agent.name) | self.meta.get(
-            "task_overrides", {}
-        ).get(task.id, {})
+        consultant = self.meta.get("task_overrides", {}).get(task.id, {})
+        options = self.settings.agent_options(task.id, self.agent.name) | {
+            k: v
+            for k, v in consultant.items()
+            if k != "hints"  # hints go into the prompt
+        }
         approved = self.approved_commands(task.id)
         if approved:
             options["approved_commands"] = approved
