@@ -106,15 +106,9 @@ class AnthropicServer(ScriptedServer):
         body = req.body if isinstance(req.body, dict) else {}
         stream = bool(body.get("stream"))
         model = str(body.get("model") or "claude-scripted")
-        if self.auxiliary(req):
-            req.auxiliary = True
-            self._reply(Reply((Text(self.aux_text),)), req, ex, stream, model)
-            return
-        turn = self.next_turn(req)
-        if self.answer_failure_or_stall(turn, ex):
-            return
-        assert isinstance(turn, Reply)
-        self._reply(turn, req, ex, stream, model)
+        self.serve_turn(
+            req, ex, lambda r: self._reply(r, req, ex, stream, model), self.auxiliary, self.aux_text
+        )
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = ERROR_TYPES.get(status, "api_error")

@@ -107,15 +107,9 @@ class ChatCompletionsServer(ScriptedServer):
         model = str(body.get("model") or "scripted")
         self.models.add(model)
         stream = bool(body.get("stream"))
-        if self.auxiliary is not None and self.auxiliary(req):
-            req.auxiliary = True
-            self._reply(Reply((Text(self.aux_text),)), req, ex, stream, model)
-            return
-        turn = self.next_turn(req)
-        if self.answer_failure_or_stall(turn, ex):
-            return
-        assert isinstance(turn, Reply)
-        self._reply(turn, req, ex, stream, model)
+        self.serve_turn(
+            req, ex, lambda r: self._reply(r, req, ex, stream, model), self.auxiliary, self.aux_text
+        )
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind, code = ERROR_TYPES.get(status, ("server_error", None))

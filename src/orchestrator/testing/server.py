@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -222,6 +222,26 @@ class ScriptedServer:
         """The first event of a stream that then stalls (providers send their usual opener)."""
 
     # -- shared answers ---------------------------------------------------------------------
+    def serve_turn(
+        self,
+        req: RecordedRequest,
+        ex: Exchange,
+        reply: Callable[[Reply], None],
+        auxiliary: Callable[[RecordedRequest], bool] | None,
+        aux_text: str,
+    ) -> None:
+        """An auxiliary request gets `aux_text` and keeps the script where it is; any other gets
+        the next turn: an injected failure, a stall, or a reply in the provider's format."""
+        if auxiliary is not None and auxiliary(req):
+            req.auxiliary = True
+            reply(Reply((Text(aux_text),)))
+            return
+        turn = self.next_turn(req)
+        if self.answer_failure_or_stall(turn, ex):
+            return
+        assert isinstance(turn, Reply)
+        reply(turn)
+
     def answer_failure_or_stall(self, turn: Turn, ex: Exchange) -> bool:
         """Answer a `Fail` or `Stall` turn; False when `turn` is a `Reply` for the provider."""
         if isinstance(turn, Fail):
