@@ -106,9 +106,12 @@ class Reporter:
         )
         self.line(f"Task {escape(task_id)}: [bold green]COMPLETED[/bold green] ({extra})")
 
-    def failed(self, task_id: str, attempt: int, max_attempts: int, reason: str) -> None:
+    def failed(
+        self, task_id: str, attempt: int, max_attempts: int, reason: str, level: int = 0
+    ) -> None:
+        after = ", after the consultant" if level == 1 else ""
         self.line(
-            f"Task {escape(task_id)}: [bold red]FAILED[/bold red] (attempt {attempt}/{max_attempts})"
+            f"Task {escape(task_id)}: [bold red]FAILED[/bold red] (attempt {attempt}/{max_attempts}{after})"
         )
         lines = [ln for ln in reason.strip().splitlines() if ln.strip()]
         shown = lines[:2] + (["…", *lines[-3:]] if len(lines) > 5 else lines[2:5])

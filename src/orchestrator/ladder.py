@@ -131,7 +131,7 @@ class RunHooks:
         for hint in overrides["hints"][:5]:
             runner.report.note(f"hint: {hint}"[:300], "cyan")
 
-    def escalation_opened(self, runner: Runner, task: Task, esc: Row) -> None:
+    def escalation_opened(self, runner: Runner, task: Task, esc: Row) -> dict[str, Any]:
         from orchestrator.consultant import build_hil_request, write_level2
 
         archive_level2(runner.folder / task.id / "escalation")
@@ -152,6 +152,7 @@ class RunHooks:
             consultant=_last_consultant(runner, task.id),
         )
         write_level2(runner.folder / task.id / "escalation", trigger, hil)
+        return hil
 
     def answer_applied(self, runner: Runner, task: Task, esc: Row, action: str) -> None:
         """seed 002's resolution.json: what was finally done about the escalation."""

@@ -368,7 +368,7 @@ class Runner:
         if failed and d.headline != "NEEDS HUMAN INPUT":
             limit = self.attempt_cap(task)
             self.report.failed(
-                task.id, row["level_attempts"] + 1, limit, d.error_summary or d.reason
+                task.id, row["level_attempts"] + 1, limit, d.error_summary or d.reason, row["level"]
             )
         if d.action == "retry":
             self.report.retrying(task.id, d.guidance)
@@ -401,7 +401,11 @@ class Runner:
         esc = self.store.escalation(esc_id)
         assert esc is not None
         if self.hooks is not None:
-            self.hooks.escalation_opened(self, task, esc)
+            hil = self.hooks.escalation_opened(self, task, esc)
+            if (
+                esc["detail"].get("asker") == "The orchestrator"
+            ):  # level 2 after failures: the analysis
+                self.report_analysis(hil)
         answer = self.wait_for(esc)
         if answer is None:
             self.report.line(
@@ -409,6 +413,19 @@ class Runner:
             )
             return False
         return self.apply(task, esc_id, answer)
+
+    def report_analysis(self, hil: dict[str, Any]) -> None:
+        """Seed 002's level-2 summary: what was spent, what was tried, what the consultant learnt."""
+        summary, analysis = hil.get("summary", {}), hil.get("consultant_analysis", {})
+        spent = (
+            f"Spent: {summary.get('total_attempts')} attempts, {summary.get('time_spent_minutes')} min, "
+            f"{fmt_cost(summary.get('cost_usd'))}; models tried: {', '.join(summary.get('models_tried') or []) or '-'}; "
+            f"consultant interventions: {summary.get('level_1_interventions', 0)}"
+        )
+        self.report.note(spent)
+        for key in ("suspected_cause", "learning"):
+            if analysis.get(key):
+                self.report.note(f"{key.replace('_', ' ').capitalize()}: {analysis[key]}"[:400])
 
     def wait_for(self, esc: Row) -> Answer | None:
         if self.mode != "terminal":  # in a terminal the prompt below shows the same panel
