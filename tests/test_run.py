@@ -234,3 +234,30 @@ def test_invalid_config_is_one_line_exit_2(tmp_path: Path) -> None:
 def test_version_and_module_entry_point(tmp_path: Path) -> None:
     proc = cli(tmp_path, "--version")
     assert proc.returncode == 0 and proc.stdout.startswith("orchestrator ")
+
+
+def test_secrets_in_settings_never_reach_the_store_or_artifacts(tmp_path: Path) -> None:
+    secret = "sk-test-0123456789abcdef"
+    (tmp_path / "orchestrator.toml").write_text(
+        f'[codex]\nmodel = "m"\nenv = {{ OPENAI_API_KEY = "{secret}" }}\n'
+    )
+    proc = cli(tmp_path, "run", str(EXAMPLES / "hello.md"), "--agent", "replay", "--workdir", "w")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shown = cli(tmp_path, "config", "show", "--json")
+    assert secret not in shown.stdout and "<redacted>" in shown.stdout
+    for path in [tmp_path / "state.db", *(tmp_path / ".orchestrator").rglob("*")]:
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    # a resumed run gets the secret from the config again, not from the store
+    from orchestrator.api import open_store, resume_settings
+
+    run_id = status_json(tmp_path)["run"]["id"]
+    run = open_store(f"sqlite:///{tmp_path / 'state.db'}").run(run_id)
+    assert run is not None
+    meta = json.loads(run["settings_json"])
+    assert meta["codex"]["env"]["OPENAI_API_KEY"] == "<redacted>"
+    settings = resume_settings(
+        meta, {"max_attempts": 4}, config_file=tmp_path / "orchestrator.toml"
+    )
+    assert settings.codex == {"model": "m", "env": {"OPENAI_API_KEY": secret}}
+    assert settings.max_attempts == 4 and settings.agent == "replay"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.agents.base import Agent
-from orchestrator.config import Settings, Sources, flatten, load_settings
+from orchestrator.config import REDACTED, Settings, Sources, flatten, load_settings, redact
 from orchestrator.console import Reporter
 from orchestrator.humans import Answer, answer_from_flags, record_answer
 from orchestrator.models import UserError
@@ -78,7 +78,7 @@ def run(
     workdir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings.db)
     run_id = new_run_id()
-    meta = settings.model_dump() | {
+    meta = redact(settings.model_dump()) | {
         "state_dir": str((Path.cwd() / ".orchestrator").resolve()),
         "plan_file": str(path.resolve()),
         "scenario": str(Path(settings.scenario).resolve()) if settings.scenario else None,
@@ -95,6 +95,20 @@ def run(
         f"Run {run_id}: {len(plan.tasks)} tasks from {path} with agent {agent.name}", "dim"
     )
     return runner.execute()
+
+
+def resume_settings(
+    meta: dict[str, Any], overrides: dict[str, Any], config_file: Path | None = None
+) -> Settings:
+    """The run's own settings, then flags given now; redacted secrets come from config and env again."""
+    stored = {
+        k: v
+        for k, v in flatten({k: v for k, v in meta.items() if k in Settings.model_fields}).items()
+        if v != REDACTED
+    }
+    given = {k: v for k, v in overrides.items() if v is not None}
+    settings, _ = load_settings(overrides=stored | given, config_file=config_file)
+    return settings
 
 
 def resume(
@@ -115,10 +129,8 @@ def resume(
     if row is None:
         raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
     meta = json.loads(row["settings_json"])
-    stored = {k: v for k, v in meta.items() if k in Settings.model_fields}
-    given = {k: v for k, v in overrides.items() if v is not None}
-    settings, _ = load_settings(overrides=flatten(stored) | given, config_file=config_file, env={})
-    meta |= settings.model_dump()
+    settings = resume_settings(meta, overrides, config_file)
+    meta |= redact(settings.model_dump())
     store.update_settings(run_id, meta)
     agent = make_agent(settings, Path(meta.get("plan_file", row["plan_path"])))
     from orchestrator.ladder import RunHooks

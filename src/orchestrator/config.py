@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -104,6 +105,22 @@ class Settings(BaseModel, extra="forbid"):
 
 
 Sources = dict[str, str]
+
+REDACTED = "<redacted>"
+_SECRET = re.compile(r"key|token|secret|password|auth", re.IGNORECASE)
+
+
+def redact(data: Any) -> Any:
+    """Settings as they may be stored or shown: values under secret-looking names are replaced.
+    A resumed run takes those values from the config and environment again, never from the store."""
+    if isinstance(data, dict):
+        return {
+            k: REDACTED if _SECRET.search(str(k)) and v not in (None, "") else redact(v)
+            for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [redact(v) for v in data]
+    return data
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -215,6 +232,6 @@ def load_settings(
 def describe(settings: Settings, sources: Sources) -> list[tuple[str, Any, str]]:
     """(key, effective value, where it came from) for every setting."""
     rows = []
-    for dotted, value in flatten(settings.model_dump()).items():
+    for dotted, value in flatten(redact(settings.model_dump())).items():
         rows.append((dotted, value, sources.get(dotted, "default")))
     return rows
