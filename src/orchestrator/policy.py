@@ -5,28 +5,23 @@ asked as an `extreme_destructive` escalation with the exact command; routine com
 (`rm -rf node_modules`, `rm -rf build/` inside the workdir, `pytest`, `ls`) pass untouched.
 
 Precedence: `allow` patterns (regexes searched in the whole command) win, then extra `deny`
-patterns, then the built-in rules below. Shell syntax is read with `shlex`: `;`, `&&`, `||`, `|`
-split commands, `cd DIR` moves the directory later `rm` paths are resolved against, and
-`bash -c '...'`, `sudo`, `env`, `xargs` wrappers are looked through. Self-contained on purpose:
-no other orchestrator module is needed (a text classifier in `orchestrator.interpret` may reuse
-`classify_command`).
+patterns, then the built-in rules. The built-in rules are `orchestrator.commands` — the same ones
+the interpreter uses on commands an agent proposes in its text — given the workdir, so `rm` paths
+are resolved against it and a bare `git push --force` is judged by the checked-out branch.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from orchestrator.agents.base import HumanQuestion
+from orchestrator.commands import PROTECTED_BRANCHES, RULES, extreme_destructive
 from orchestrator.models import ConfigError
 
-PROTECTED_BRANCHES = ("main", "master", "develop", "production", "release", "trunk")
 SHELL_TOOLS = ("Bash", "PowerShell")
 """Tools whose `command` input is a shell command; any tool input with a string `command` is too."""
 
@@ -62,240 +57,12 @@ def is_approval(answer: str | None) -> bool:
     return answer.strip().strip(".!").lower() in ALLOW_WORDS
 
 
-# -- built-in rules ------------------------------------------------------------------------
-_I = re.IGNORECASE
-PATTERN_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    (
-        "sql-drop",
-        re.compile(r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|COLLECTION)\b", _I),
-        "drops a database object",
-    ),
-    ("sql-truncate", re.compile(r"\bTRUNCATE\s+(TABLE\s+)?[\w\"`.]+", _I), "empties a table"),
-    (
-        "sql-delete-all",
-        re.compile(r"\bDELETE\s+FROM\s+[\w\"`.]+\s*(;|$|[\"'])", _I),
-        "deletes every row of a table (no WHERE)",
-    ),
-    (
-        "db-reset",
-        re.compile(
-            r"\bprisma\s+(migrate\s+reset|db\s+push\b.*--(force-reset|accept-data-loss))"
-            r"|\b(rails|rake|bin/rails)\s+db:(drop|reset|purge|schema:load)\b"
-            r"|\bmanage\.py\s+(flush|reset_db|sqlflush)\b"
-            r"|\bartisan\s+(migrate:(fresh|reset)|db:wipe)\b"
-            r"|\b(supabase\s+db\s+reset|sequelize(-cli)?\s+db:drop|typeorm\s+schema:drop)\b"
-            r"|\balembic\s+downgrade\s+base\b|\bknex\s+migrate:rollback\b.*--all"
-            r"|\bdoctrine:(database:drop|schema:drop)\b|\bdropDatabase\s*\("
-            r"|\b(dropdb|dropuser)\s|\bmysqladmin\b.*\bdrop\b|\bredis-cli\b.*\bflush(all|db)\b"
-            r"|\bFLUSHALL\b",
-            _I,
-        ),
-        "resets or drops a database",
-    ),
-    (
-        "infra-destroy",
-        re.compile(
-            r"\bterraform\s+(destroy|apply\b.*-destroy)\b|\bpulumi\s+destroy\b"
-            r"|\bkubectl\s+delete\s+(ns|namespaces?)\b|\bkubectl\s+delete\b.*--all\b"
-            r"|\baws\s+s3\s+(rm|rb)\b.*--(recursive|force)|\bgsutil\s+(-m\s+)?rm\s+-r",
-            _I,
-        ),
-        "destroys infrastructure or remote data",
-    ),
-    (
-        "disk",
-        re.compile(
-            r"\bmkfs(\.\w+)?\s|\bdd\b.*\bof=/dev/|>\s*/dev/sd[a-z]|:\(\)\s*\{\s*:\|:&\s*\};:"
-        ),
-        "overwrites a disk or exhausts the machine",
-    ),
-)
-READ_ONLY = frozenset({"grep", "egrep", "rg", "ag", "ack", "less", "more", "head", "tail", "wc"})
-WRAPPERS = frozenset(
-    {"sudo", "doas", "env", "nohup", "time", "nice", "ionice", "command", "exec", "xargs"}
-)
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n"})
-
-
-def _segments(command: str) -> list[list[str]] | None:
-    """Split a shell command into simple commands (argv lists); None when shlex cannot read it."""
-    try:
-        lex = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-        lex.whitespace_split = True
-        lex.commenters = ""
-        tokens = list(lex)
-    except ValueError:
-        return None
-    out: list[list[str]] = [[]]
-    for tok in tokens:
-        if tok in SEPARATORS or set(tok) <= set(";&|"):
-            out.append([])
-        else:
-            out[-1].append(tok)
-    return [s for s in out if s]
-
-
-def _strip_wrappers(argv: list[str]) -> list[str]:
-    i = 0
-    while i < len(argv):
-        word = os.path.basename(argv[i])
-        if word in WRAPPERS:
-            i += 1
-            while i < len(argv) and (argv[i].startswith("-") or "=" in argv[i]):
-                i += 1
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", argv[i]):
-            i += 1
-        else:
-            break
-    return argv[i:]
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _rm_targets(argv: list[str]) -> list[str] | None:
-    """Paths of a recursive `rm` (None when the command is not one)."""
-    recursive, paths, end_of_opts = False, [], False
-    for a in argv[1:]:
-        if not end_of_opts and a == "--":
-            end_of_opts = True
-        elif not end_of_opts and a.startswith("--"):
-            recursive |= a == "--recursive"
-        elif not end_of_opts and a.startswith("-") and len(a) > 1:
-            recursive |= "r" in a or "R" in a
-        else:
-            paths.append(a)
-    return paths if recursive else None
-
-
-def _rm_reason(target: str, cwd: Path, workdir: Path, whole_ok: bool = False) -> str | None:
-    """Why deleting `target` (resolved from `cwd`) is extreme; None when it is routine."""
-    if target.startswith("~") or re.match(r"^\$\{?HOME\}?(/|$)", target):
-        return f"deletes under the home folder ({target})"
-    if target.startswith("$") and not re.match(r"^\$\{?PWD\}?(/|$)", target):
-        return f"deletes a path built from a variable ({target}); it may expand to anything"
-    expanded = target.replace("${PWD}", str(cwd)).replace("$PWD", str(cwd))
-    resolved = Path(os.path.normpath(cwd / expanded))
-    what = "deletes"
-    if resolved.name in ("*", ".*"):
-        resolved, what = resolved.parent, "deletes everything in"
-    if resolved in (Path("/"), Path.home()):
-        return f"{what} {resolved}"
-    if resolved == workdir and not whole_ok:
-        return (
-            f"{what} the working directory itself"
-            if what == "deletes"
-            else f"{what} the working directory"
-        )
-    if not _inside(resolved, workdir):
-        return f"{what} {resolved}, outside the working directory {workdir}"
-    return None
-
-
-def _git_push_reason(argv: list[str], cwd: Path, protected: Iterable[str]) -> str | None:
-    """A force push or branch deletion that targets a shared branch."""
-    args = [a for a in argv[2:] if a]
-    force = any(
-        a in ("-f", "--force", "--force-with-lease", "--mirror")
-        or a.startswith("--force-with")
-        or (a.startswith("-") and not a.startswith("--") and "f" in a)
-        for a in args
-    )
-    delete = any(a in ("-d", "--delete") for a in args)
-    refs = [a for a in args if not a.startswith("-")]
-    branches: list[str] = []
-    for r in refs[1:]:  # refs[0] is the remote
-        plus = r.startswith("+")
-        force |= plus
-        src, _, dst = r.lstrip("+").partition(":")
-        if r.lstrip("+").startswith(":"):
-            delete = True
-        branches.append((dst or src).removeprefix("refs/heads/"))
-    if not (force or delete):
-        return None
-    shared = set(protected)
-    if not branches:
-        current = _current_branch(cwd)
-        if current is None:
-            return "force-pushes a branch that could not be determined (no git repository?)"
-        branches = [current]
-    hit = [b for b in branches if b in shared]
-    if hit:
-        verb = "deletes" if delete else "force-pushes"
-        return f"{verb} the shared branch {', '.join(hit)}"
-    return None
-
-
-def _current_branch(cwd: Path) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "symbolic-ref", "--short", "-q", "HEAD"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0:
-        return None
-    return out.stdout.strip() or None
-
-
 def classify_command(
     command: str, workdir: Path | str, protected_branches: Iterable[str] = PROTECTED_BRANCHES
 ) -> tuple[str, str] | None:
-    """(rule, reason) when a shell command is extreme destructive, else None."""
-    workdir = Path(os.path.normpath(Path(workdir).resolve()))
-    protected = tuple(protected_branches)
-    segments = _segments(command)
-    if segments is None:  # unreadable shell (heredoc, odd quoting): fall back to the text rules
-        for name, pattern, why in PATTERN_RULES:
-            if pattern.search(command):
-                return name, why
-        return None
-    cwd = workdir
-    for raw in segments:
-        argv = _strip_wrappers(raw)
-        if not argv:
-            continue
-        prog = os.path.basename(argv[0])
-        if prog in SHELLS and "-c" in argv[1:-1]:
-            inner = argv[argv.index("-c", 1) + 1]
-            found = classify_command(inner, cwd, protected)
-            if found:
-                return found
-            continue
-        if prog == "cd":
-            target = argv[1] if len(argv) > 1 else str(Path.home())
-            cwd = Path(os.path.normpath(cwd / os.path.expanduser(target)))
-            continue
-        if prog in READ_ONLY or (
-            prog == "git" and argv[1:2] in (["grep"], ["log"], ["show"], ["diff"])
-        ):
-            continue
-        text = shlex.join(argv)
-        for name, pattern, why in PATTERN_RULES:
-            if pattern.search(text):
-                return name, why
-        if prog in ("rm", "rmdir", "shred", "unlink"):
-            targets = _rm_targets(argv) if prog == "rm" else None
-            for t in targets or []:
-                reason = _rm_reason(t, cwd, workdir)
-                if reason:
-                    return "rm-recursive", reason
-        if prog == "find" and ("-delete" in argv or ("-exec" in argv and "rm" in argv)):
-            starts = [a for a in argv[1:] if not a.startswith("-")][:1] or ["."]
-            reason = _rm_reason(starts[0], cwd, workdir, whole_ok=True)
-            if reason:
-                return "find-delete-outside-workdir", reason
-        if prog == "git" and len(argv) > 1 and argv[1] == "push":
-            reason = _git_push_reason(argv, cwd, protected)
-            if reason:
-                return "git-force-push-shared", reason
-    return None
+    """(rule, reason) when a shell command run in WORKDIR is extreme destructive, else None."""
+    found = extreme_destructive(command, workdir, protected_branches=protected_branches)
+    return (found.rule, found.reason) if found else None
 
 
 class CommandPolicy:
@@ -375,11 +142,7 @@ class CommandPolicy:
 
     def describe(self) -> dict[str, Any]:
         """What `orchestrator config show` prints for the policy."""
-        rules = [f"{name}: {why}" for name, _, why in PATTERN_RULES] + [
-            "rm-recursive: rm -r on /, ~, a variable path, the workdir itself or outside it",
-            "find-delete-outside-workdir: find -delete / -exec rm outside the working directory",
-            "git-force-push-shared: force push or delete of " + ", ".join(self.protected_branches),
-        ]
+        rules = [f"{name}: {why}" for name, why in RULES.items()]
         return {
             "enabled": self.enabled,
             "checked_tools": [*SHELL_TOOLS, "any tool with a 'command' input"],

@@ -1,395 +1,27 @@
-"""Recognising extreme destructive commands (seed 004): data that cannot come back.
+"""Extreme destructive steps (seed 004) that an agent proposes, intends or asks to run in its text.
 
-Two uses: the agent adapters hold a dangerous shell command before it runs
-(`classify_command`), and the interpreter escalates when an agent *proposes or asks* to run one
-(`find_destructive_proposal`). Routine clean-ups (`rm -rf node_modules`, `build/`, `/tmp/...`,
-`git push --force-with-lease` to a feature branch) are not destructive in this sense.
+Which command or statement destroys data is decided by `orchestrator.commands` (the same rules
+hold a tool call before it runs, in `orchestrator.policy`); this module finds the commands in
+prose, fences and tool output and tells a proposal from a mention, a refusal or file content
+(`find_destructive_proposal`).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 
+from orchestrator.commands import destructive_statement, extreme_destructive
 from orchestrator.interpret.text import SHELL_LANGS, SQL_LANGS, Line, sentences
 from orchestrator.models import Category
 
 # --------------------------------------------------------------------------- shell commands
-
-SHARED_BRANCHES = frozenset(
-    {
-        "main",
-        "master",
-        "develop",
-        "development",
-        "dev",
-        "trunk",
-        "production",
-        "prod",
-        "staging",
-        "release",
-        "live",
-        "stable",
-        "head",
-    }
-)
-_SAFE_BASENAMES = frozenset(
-    {
-        "node_modules",
-        "build",
-        "builds",
-        "dist",
-        "out",
-        "target",
-        ".cache",
-        "cache",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".tox",
-        ".nox",
-        ".venv",
-        "venv",
-        ".env.d",
-        "coverage",
-        ".coverage",
-        "htmlcov",
-        ".next",
-        ".nuxt",
-        ".turbo",
-        ".parcel-cache",
-        ".svelte-kit",
-        ".gradle",
-        ".eggs",
-        "tmp",
-        "temp",
-        ".tmp",
-        ".angular",
-        ".expo",
-        "storybook-static",
-        "bin",
-        "obj",
-        ".terraform",
-        ".serverless",
-        "package-lock.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        ".yarn-cache",
-        ".npm",
-        ".pnpm-store",
-        "site",
-        "_site",
-        "public/build",
-        "lib-cov",
-        ".nyc_output",
-        "*.pyc",
-        "*.pyo",
-        "*.o",
-        "*.log",
-        "*.egg-info",
-        "*.tsbuildinfo",
-        "*.class",
-        "logs",
-        ".DS_Store",
-        "test-results",
-        "playwright-report",
-        ".vite",
-        "vendor/bundle",
-        "deps",
-        "_build",
-        ".dart_tool",
-        ".stack-work",
-        "dist-newstyle",
-        "cmake-build-debug",
-        "cmake-build-release",
-        ".idea",
-        "tmp/cache",
-    }
-)
-_SAFE_SUFFIXES = (
-    ".egg-info",
-    ".pyc",
-    ".pyo",
-    ".o",
-    ".log",
-    ".tsbuildinfo",
-    ".class",
-    ".tmp",
-    ".orig",
-    ".rej",
-    ".bak",
-    ".swp",
-)
-_DATA_WORDS = re.compile(
-    r"(^|[/_.-])(data|db|dbs|database|databases|uploads?|media|storage|backups?|prod|production|"
-    r"pgdata|postgres(ql)?|mysql|mongo(db)?|redis|volumes?|secrets?|\.git|var|srv|home|users|etc|"
-    r"usr|opt|mnt|documents|desktop|photos|state)($|[/_.-])",
-    re.I,
-)
-_ROOTISH = frozenset(
-    {
-        "/",
-        "/*",
-        "~",
-        "~/",
-        "~/*",
-        "$HOME",
-        "${HOME}",
-        "$HOME/",
-        "${HOME}/",
-        "$HOME/*",
-        "*",
-        ".",
-        "./",
-        "./*",
-        "..",
-        "../",
-        "../*",
-        ".*",
-        "/.",
-        "~/.",
-        "/home",
-        "/home/*",
-        "/root",
-        "/etc",
-        "/usr",
-        "/var",
-        "/boot",
-        "/opt",
-        "/srv",
-        "/mnt",
-    }
-)
-
-
-# scratch space: removing it is routine, never data loss (these paths are matched, not used)
-_SCRATCH = ("/tmp/", "/var/tmp/", "$TMPDIR", "${TMPDIR", "$(mktemp", "/private/tmp/", "/dev/shm/")  # noqa: S108
-
-
-def _rm_target_dangerous(target: str) -> bool:
-    t = target.strip().strip("'\"")
-    if not t:
-        return False
-    if t in _ROOTISH or re.fullmatch(r"/+\*?", t):
-        return True
-    if t.startswith(_SCRATCH):
-        return False
-    path = t.rstrip("/")
-    if path.endswith("/*"):
-        path = path[:-2]
-    base = path.rsplit("/", 1)[-1]
-    if base in _SAFE_BASENAMES or path in _SAFE_BASENAMES or base.endswith(_SAFE_SUFFIXES):
-        return False
-    if re.fullmatch(r"\*\.\w+", base) and base in _SAFE_BASENAMES:
-        return False
-    if t.startswith(("~", "$HOME", "${HOME}")):
-        return True
-    if t.startswith("/"):
-        return True
-    if "$" in t:
-        return False  # a variable we cannot see; too common in scripts to hold every time
-    return bool(_DATA_WORDS.search(path))
-
-
-def _split_commands(cmd: str) -> list[list[str]]:
-    """Simple commands of a shell line: tokens per command, split on ; && || | and newlines."""
-    try:
-        lex = shlex.shlex(cmd, posix=True, punctuation_chars=";&|()\n")
-        lex.whitespace_split = True
-        lex.commenters = "#"
-        tokens = list(lex)
-    except ValueError:
-        tokens = cmd.split()
-    out: list[list[str]] = []
-    cur: list[str] = []
-    for tok in tokens:
-        if tok and set(tok) <= set(";&|()\n"):
-            if cur:
-                out.append(cur)
-            cur = []
-        else:
-            cur.append(tok)
-    if cur:
-        out.append(cur)
-    return out
-
-
-_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "doas", "xargs"})
-
-
-def _strip_wrappers(tokens: list[str]) -> list[str]:
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tok) or tok in _WRAPPERS:
-            i += 1
-            continue
-        if tok.startswith("-") and i > 0 and tokens[i - 1] in _WRAPPERS:
-            i += 1
-            continue
-        break
-    return tokens[i:]
-
-
-def _git_push_dangerous(args: list[str]) -> bool:
-    flags = [a for a in args if a.startswith("-")]
-    positional = [a for a in args if not a.startswith("-")]
-    force = any(
-        f in ("--force", "-f", "--mirror")
-        or (re.fullmatch(r"-[a-zA-Z]+", f) is not None and "f" in f)
-        for f in flags
-    )
-    lease = any(f.startswith(("--force-with-lease", "--force-if-includes")) for f in flags)
-    delete = "--delete" in flags or "-d" in flags
-    refspecs = positional[1:] if positional else []
-    plus = [r for r in refspecs if r.startswith("+")]
-    if "--mirror" in flags:
-        return True
-    if not (force or lease or plus or delete or any(r.startswith(":") for r in refspecs)):
-        return False
-
-    def dest(ref: str) -> str:
-        d = ref.lstrip("+").split(":", 1)[-1]
-        return d.removeprefix("refs/heads/").lower()
-
-    targets = [dest(r) for r in refspecs]
-    if any(
-        t in SHARED_BRANCHES or t.startswith(("release/", "release-", "hotfix/")) for t in targets
-    ):
-        return True
-    if not targets:
-        return force and not lease  # `git push --force` of whatever branch is checked out
-    return False
-
-
-_SQL = [
-    re.compile(r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA)\b(?:\s+IF\s+EXISTS)?\s*[`\"\w.]*", re.I),
-    re.compile(r"\bTRUNCATE\s+TABLE\s+[`\"\w.]+", re.I),
-    re.compile(r"\bTRUNCATE\s+[`\"\w.]+(?:\s*,\s*[`\"\w.]+)*\s*(?:CASCADE\s*)?;"),
-    re.compile(r"\bDELETE\s+FROM\s+[`\"\w.]+\s*;", re.I),
-    re.compile(r"\.dropDatabase\(\)|\bdb\.\w+\.drop\(\)"),
-    re.compile(r"\bFLUSHALL\b|\bFLUSHDB\b"),
-]
+# The verdict on one command or statement is `orchestrator.commands`' (shared with the policy that
+# holds tool calls); this module only finds the commands an agent writes and judges its intent.
 
 
 def destructive_sql(text: str) -> str | None:
     """The first statement in TEXT that drops or empties a table, schema or database."""
-    for rx in _SQL:
-        m = rx.search(text)
-        if m:
-            return m.group(0).strip()
-    return None
-
-
-def _simple_command_dangerous(tokens: list[str]) -> bool:
-    tokens = _strip_wrappers(tokens)
-    if not tokens:
-        return False
-    prog = tokens[0].rsplit("/", 1)[-1]
-    args = tokens[1:]
-    low = [a.lower() for a in args]
-
-    if prog in ("bash", "sh", "zsh", "dash") and args:
-        for k, a in enumerate(args[:-1]):
-            if re.fullmatch(r"-[a-z]*c[a-z]*", a):
-                return destructive_command(args[k + 1]) is not None
-        return False
-    if prog == "rm":
-        recursive = any(
-            a in ("--recursive", "-r", "-R")
-            or (re.fullmatch(r"-[a-zA-Z]+", a) is not None and ("r" in a or "R" in a))
-            for a in args
-        )
-        targets = [a for a in args if not a.startswith("-")]
-        return recursive and any(_rm_target_dangerous(t) for t in targets)
-    if prog == "git" and args:
-        sub_i = 0
-        while sub_i < len(args) and args[sub_i].startswith("-"):
-            sub_i += 2 if args[sub_i] in ("-C", "-c") else 1
-        if sub_i < len(args) and args[sub_i] == "push":
-            return _git_push_dangerous(args[sub_i + 1 :])
-        return False
-    if "prisma" in (prog, *low[:2]):
-        joined = " ".join(low)
-        return bool(re.search(r"\bmigrate\s+reset\b|\bdb\s+push\b.*--force-reset", joined))
-    if prog in ("rails", "rake") or (prog == "bundle" and "exec" in low):
-        return any(
-            a
-            in (
-                "db:drop",
-                "db:reset",
-                "db:purge",
-                "db:schema:load",
-                "db:truncate_all",
-                "db:migrate:reset",
-                "db:drop:all",
-                "db:setup",
-            )
-            for a in low
-        )
-    if prog.startswith("python") or prog in ("django-admin", "manage.py", "./manage.py"):
-        return any(a in ("flush", "reset_db", "sqlflush") for a in low)
-    if prog in ("php", "artisan") and any(
-        a in ("migrate:fresh", "migrate:reset", "db:wipe") for a in low
-    ):
-        return True
-    if prog in ("dropdb", "mkfs", "wipefs", "shred") or prog.startswith("mkfs."):
-        return True
-    if prog in ("sequelize", "npx", "typeorm", "knex", "yarn", "pnpm"):
-        joined = " ".join(low)
-        return bool(
-            re.search(
-                r"\bdb:drop\b|\bschema:drop\b|\bmigrate\s+reset\b|\bdb\s+push\b.*--force-reset",
-                joined,
-            )
-        )
-    if prog == "alembic":
-        return "downgrade" in low and "base" in low
-    if prog == "terraform" or prog == "tofu" or prog == "pulumi":
-        return "destroy" in low or "-destroy" in low
-    if prog == "kubectl" and "delete" in low:
-        return any(
-            a
-            in (
-                "namespace",
-                "ns",
-                "pv",
-                "pvc",
-                "persistentvolumeclaim",
-                "--all",
-                "all",
-                "--all-namespaces",
-                "statefulset",
-                "sts",
-            )
-            or a.startswith(("namespace/", "ns/"))
-            for a in low
-        )
-    if prog == "helm" and ("uninstall" in low or "delete" in low):
-        return True
-    if prog in ("docker", "podman", "docker-compose"):
-        joined = " ".join(low)
-        return bool(
-            re.search(
-                r"\bvolume\s+(rm|prune)\b|\bsystem\s+prune\b.*--volumes|\bdown\b.*(\s-v\b|--volumes)",
-                joined,
-            )
-        )
-    if prog == "aws" and len(low) >= 2 and low[0] == "s3":
-        return (low[1] == "rm" and "--recursive" in low) or (low[1] == "rb" and "--force" in low)
-    if prog == "gsutil" and "rm" in low and any(a in ("-r", "-R", "-rf") for a in low):
-        return True
-    if prog == "dd" and any(a.startswith("of=/dev/") for a in low):
-        return True
-    if prog == "redis-cli" and any(a in ("flushall", "flushdb") for a in low):
-        return True
-    if prog in ("psql", "mysql", "sqlite3", "mongosh", "mongo", "cockroach", "clickhouse-client"):
-        return destructive_sql(" ".join(args)) is not None
-    if prog == "find" and "-delete" in low:
-        roots = [a for a in args if not a.startswith("-")][:1]
-        return any(_rm_target_dangerous(r) for r in roots)
-    return False
+    return destructive_statement(text)
 
 
 def destructive_command(cmd: str) -> str | None:
@@ -400,16 +32,15 @@ def destructive_command(cmd: str) -> str | None:
     >>> destructive_command("rm -rf node_modules dist") is None
     True
     """
-    for tokens in _split_commands(cmd):
-        if _simple_command_dangerous(tokens):
-            return " ".join(tokens)
-    return None
+    found = extreme_destructive(cmd)
+    return found.command if found else None
 
 
 def classify_command(cmd: str) -> Category | None:
     """`extreme_destructive` when running CMD would destroy data that cannot come back.
 
-    Meant for holding an agent's shell tool call before it runs.
+    Judged from the text alone (no workdir, no branch); `orchestrator.policy` asks the same rules
+    with the workdir before a tool call runs.
 
     >>> classify_command("git push --force origin main")
     'extreme_destructive'
@@ -421,10 +52,7 @@ def classify_command(cmd: str) -> Category | None:
 
 def is_extreme_destructive(text: str) -> str | None:
     """The offending command or statement in TEXT (a shell command, SQL, or a line of either)."""
-    hit = destructive_command(text)
-    if hit:
-        return hit
-    return destructive_sql(text)
+    return destructive_command(text) or destructive_statement(text)
 
 
 # --------------------------------------------------------------------------- in agent output
