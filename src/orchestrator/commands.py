@@ -224,6 +224,11 @@ DATA_WORDS = re.compile(
     re.I,
 )
 """Path parts that look like data, not build output (`data/`, `uploads`, `.git`, `pgdata`)."""
+WORKDIR_DATA_WORDS = re.compile(
+    r"(^|[/_.-])(data|databases?|uploads?|storage|backups?|pgdata|volumes?|\.git)($|[/_.-])", re.I
+)
+"""Inside the working directory (whose tracked files the run's checkpoints can restore), only
+names that clearly hold data are held: `src/users/` or `lib/state/` are code folders there."""
 _ROOTISH = frozenset(
     {
         "/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/", "${HOME}/", "$HOME/*", "*",
@@ -245,8 +250,8 @@ def _safe_name(path: str) -> bool:
     return base in SAFE_NAMES or path in SAFE_NAMES or base.endswith(SAFE_SUFFIXES)
 
 
-def _data_reason(what: str, path: str) -> str | None:
-    if _safe_name(path) or not DATA_WORDS.search(path.rstrip("/").removesuffix("/*")):
+def _data_reason(what: str, path: str, words: re.Pattern[str] = DATA_WORDS) -> str | None:
+    if _safe_name(path) or not words.search(path.rstrip("/").removesuffix("/*")):
         return None
     return f"{what} {path}, which looks like data rather than build output"
 
@@ -298,7 +303,7 @@ def _path_reason_workdir(
     if not _inside(resolved, workdir):
         return f"{what} {resolved}, outside the working directory {workdir}"
     rel = resolved.relative_to(workdir).as_posix()
-    return _data_reason(what, rel + ("/*" if "everything" in what else ""))
+    return _data_reason(what, rel + ("/*" if "everything" in what else ""), WORKDIR_DATA_WORDS)
 
 
 # -- the verdict ----------------------------------------------------------------------------------
