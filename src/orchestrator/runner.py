@@ -28,6 +28,7 @@ from orchestrator.humans import (
     record_answer,
     render_panel,
     strip_letter,
+    wait_for_answer,
 )
 from orchestrator.judge import HUMAN_OPTIONS, Decision, Judge, TaskState
 from orchestrator.ladder import RunHooks, level2_for
@@ -445,12 +446,9 @@ class Runner:
             return answer
         if self.mode == "wait":
             self.report.note(f"Waiting for an answer: orchestrator answer {esc['id']} …")
-            while True:
-                self.ingest_decision_files()
-                row = self.store.escalation(esc["id"])
-                if row is not None and row["status"] == "answered":
-                    return Answer(row["response_kind"], row["response"])
-                time.sleep(0.25)
+            row = wait_for_answer(self.store, esc["id"], check_files=self.ingest_decision_files)
+            assert row is not None  # no timeout: --wait blocks until someone answers (or Ctrl-C)
+            return Answer(row["response_kind"], row["response"])
         return None
 
     def ask_now(self, q: HumanQuestion) -> str | None:
