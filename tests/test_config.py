@@ -54,3 +54,10 @@ def test_unknown_setting_is_refused(tmp_path: Path) -> None:
     (tmp_path / "orchestrator.toml").write_text("max_atempts = 5\n")
     with pytest.raises(ConfigError, match="max_atempts"):
         load_settings(tmp_path, env={})
+
+
+def test_environment_typos_are_refused_but_test_variables_ignored(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="max_atempts"):
+        load_settings(tmp_path, env={"ORCHESTRATOR_MAX_ATEMPTS": "5"})
+    settings, _ = load_settings(tmp_path, env={"ORCHESTRATOR_TEST_PG_URL": "postgresql://x"})
+    assert settings.max_attempts == 3

@@ -190,7 +190,9 @@ def load_settings(
         layers.append((str(toml_path), _read_toml(toml_path)))
     env_layer: dict[str, Any] = {}
     for key, raw in env.items():
-        if key.startswith("ORCHESTRATOR_") and key not in ("ORCHESTRATOR_DB_TEST_URL",):
+        if key.startswith("ORCHESTRATOR_") and not key.startswith(
+            "ORCHESTRATOR_TEST_"
+        ):  # test suite's own
             dotted = key[len("ORCHESTRATOR_") :].lower().replace("__", ".")
             if dotted.startswith("llm_") and dotted not in ("llm_only", "llm_backend"):
                 continue  # ORCHESTRATOR_LLM_BASE_URL etc. belong to the LLM backend
