@@ -197,7 +197,7 @@ class Judge:
         # loops are judged within the current ladder level: the consultant's changes start a new window
         window = errors[-failed_here:]
 
-        if task.extra.get("kind") == "milestone_verification":
+        if task.is_verification:
             loop = self.loops.check_e2e(window)
         else:
             loop = self.loops.check(window, task_id=task.id)

@@ -16,6 +16,9 @@ CATEGORIES: tuple[Category, ...] = (
 )
 
 
+VERIFICATION_KIND = "milestone_verification"
+
+
 class TaskStatus(StrEnum):
     PENDING = "PENDING"
     RUNNING = "RUNNING"
@@ -43,6 +46,11 @@ class Task(BaseModel):
     line: int = 0
     extra: dict[str, Any] = Field(default_factory=dict)
     """Every other section or element of the task, kept verbatim so nothing is dropped."""
+
+    @property
+    def is_verification(self) -> bool:
+        """The plan's milestone verification, run as a last task (see runner.with_verification)."""
+        return self.extra.get("kind") == VERIFICATION_KIND
 
 
 class Plan(BaseModel):

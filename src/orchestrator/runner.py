@@ -32,7 +32,7 @@ from orchestrator.humans import (
 )
 from orchestrator.judge import HUMAN_OPTIONS, Decision, Judge, TaskState
 from orchestrator.ladder import RunHooks, level2_for
-from orchestrator.models import Plan, Task, TaskStatus, UserError
+from orchestrator.models import VERIFICATION_KIND, Plan, Task, TaskStatus, UserError
 from orchestrator.plans import order
 from orchestrator.prompt import build_prompt
 from orchestrator.store import Row, Store
@@ -158,7 +158,7 @@ class Runner:
         if task.checkpoint:
             self.human_checkpoint(task)
             return
-        if is_verification(task) and self.verification_passes(task):
+        if task.is_verification and self.verification_passes(task):
             return
         while True:
             row = self.store.task(self.run_id, task.id)
@@ -171,7 +171,7 @@ class Runner:
     def attempt_cap(self, task: Task) -> int:
         return (
             self.settings.max_e2e_fix_attempts
-            if is_verification(task)
+            if task.is_verification
             else self.settings.max_attempts
         )
 
@@ -624,13 +624,6 @@ class Runner:
                 }
             )
         self.report.summary(rows, elapsed)
-
-
-VERIFICATION_KIND = "milestone_verification"
-
-
-def is_verification(task: Task) -> bool:
-    return task.extra.get("kind") == VERIFICATION_KIND
 
 
 def with_verification(plan: Plan) -> Plan:
