@@ -9,8 +9,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import claude_agent_sdk
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+
+CLAUDE_BINARY = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+needs_claude_binary = pytest.mark.skipif(
+    not CLAUDE_BINARY.is_file(),
+    reason=f"the Claude Code binary bundled with claude-agent-sdk is missing ({CLAUDE_BINARY})",
+)
 
 
 def cli_env(tmp: Path, **extra: str) -> dict[str, str]:

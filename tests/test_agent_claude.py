@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import claude_agent_sdk
 import pytest
+from tests.helpers import needs_claude_binary
 
 from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext, HumanQuestion
 from orchestrator.agents.claude import ClaudeAgent, answers_for, describe_tool, question_from_ask
@@ -23,16 +23,10 @@ from orchestrator.testing import (
     tool_results,
 )
 
-BINARY = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-needs_binary = pytest.mark.skipif(
-    not BINARY.is_file(),
-    reason=f"the Claude Code binary bundled with claude-agent-sdk is missing ({BINARY})",
-)
-
 
 def real_claude(fn: Any) -> Any:
     """Runs the real binary: marked `claude`, generous timeout, skipped only if it is missing."""
-    return pytest.mark.claude(needs_binary(pytest.mark.timeout(120)(fn)))
+    return pytest.mark.claude(needs_claude_binary(pytest.mark.timeout(120)(fn)))
 
 
 ASK = ToolCall(

@@ -18,9 +18,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import claude_agent_sdk
 import pytest
-from tests.helpers import cli, status_json
+from tests.helpers import cli, needs_claude_binary, status_json
 
 from orchestrator.testing import (
     AnthropicServer,
@@ -30,14 +29,10 @@ from orchestrator.testing import (
     tool_results,
 )
 
-BINARY = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 pytestmark = [
     pytest.mark.claude,
     pytest.mark.timeout(240),
-    pytest.mark.skipif(
-        not BINARY.is_file(),
-        reason=f"the Claude Code binary bundled with claude-agent-sdk is missing ({BINARY})",
-    ),
+    needs_claude_binary,
 ]
 
 

@@ -98,4 +98,6 @@ def test_the_offending_part_and_statements() -> None:
 @pytest.mark.parametrize("target", ["src/users", "lib/state", "app/media", "src/db"])
 def test_code_folders_inside_the_workdir_are_routine(target: str, tmp_path: Path) -> None:
     assert extreme_destructive(f"rm -rf {target}", tmp_path) is None
-    assert extreme_destructive(f"rm -rf {tmp_path}/data", tmp_path) is not None  # real data still held
+    assert (
+        extreme_destructive(f"rm -rf {tmp_path}/data", tmp_path) is not None
+    )  # real data still held

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from tests.corpus_cases import Case, load_cases
 
 from orchestrator.interpret import Interpretation, interpret
 
@@ -29,27 +28,7 @@ MIN_CATEGORY_ACCURACY = 0.93
 MIN_EXTRACTION_ACCURACY = 0.90
 
 
-@dataclass(frozen=True)
-class Case:
-    path: Path
-    verdict: str
-    meta: dict[str, Any]
-    text: str
-
-
-def load_cases() -> list[Case]:
-    cases = []
-    for path in sorted(CORPUS.glob("*/*.txt")):
-        raw = path.read_text(encoding="utf-8")
-        if not raw.startswith("---\n"):
-            raise AssertionError(f"{path}: missing YAML header")
-        _, header, text = raw.split("---\n", 2)
-        meta = yaml.safe_load(header) or {}
-        cases.append(Case(path, path.parent.name, meta, text))
-    return cases
-
-
-CASES = load_cases()
+CASES = load_cases(CORPUS)
 
 
 @dataclass

@@ -20,10 +20,9 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from tests.corpus_cases import Case, load_cases
 
 from orchestrator.interpret import Interpretation, interpret
 
@@ -39,32 +38,7 @@ MIN_VERDICT_ACCURACY = math.floor((MEASURED_VERDICT_ACCURACY - 0.10) * 100) / 10
 MIN_CATEGORY_ACCURACY = math.floor((MEASURED_CATEGORY_ACCURACY - 0.10) * 100) / 100
 
 
-@dataclass(frozen=True)
-class Case:
-    path: Path
-    verdict: str
-    meta: dict[str, Any]
-    text: str
-
-    @property
-    def category(self) -> str | None:
-        value = self.meta.get("category")
-        return str(value) if value else None
-
-
-def load_cases() -> list[Case]:
-    cases = []
-    for path in sorted(CORPUS.glob("*/*.txt")):
-        raw = path.read_text(encoding="utf-8")
-        if not raw.startswith("---\n"):
-            raise AssertionError(f"{path}: missing YAML header")
-        _, header, text = raw.split("---\n", 2)
-        meta = yaml.safe_load(header) or {}
-        cases.append(Case(path, path.parent.name, meta, text))
-    return cases
-
-
-CASES = load_cases()
+CASES = load_cases(CORPUS)
 
 
 @dataclass(frozen=True)

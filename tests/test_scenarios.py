@@ -290,7 +290,9 @@ def test_consultant_level_1_then_level_2_files(tmp_path: Path) -> None:
     assert hil["summary"]["total_attempts"] == 6 and hil["summary"]["level_1_interventions"] == 1
     assert len(status_json(tmp_path)["attempts"]) == 6
     assert "FAILED (attempt 3/3, after the consultant)" in proc.stdout
-    assert "Spent: 6 attempts" in proc.stdout and "Learning:" in proc.stdout  # seed 002's level-2 summary
+    assert (
+        "Spent: 6 attempts" in proc.stdout and "Learning:" in proc.stdout
+    )  # seed 002's level-2 summary
     prompt4 = (_run_dir(tmp_path) / "1.1" / "attempt-4" / "prompt.md").read_text()
     assert decision["decision"]["additional_hints"][0][:40] in prompt4
 
