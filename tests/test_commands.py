@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.commands import destructive_statement, extreme_destructive
 from orchestrator.interpret import classify_command as text_verdict
 from orchestrator.policy import CommandPolicy
+from orchestrator.rules.destructive import destructive_statement, extreme_destructive
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ asked as an `extreme_destructive` escalation with the exact command; routine com
 (`rm -rf node_modules`, `rm -rf build/` inside the workdir, `pytest`, `ls`) pass untouched.
 
 Precedence: `allow` patterns (regexes searched in the whole command) win, then extra `deny`
-patterns, then the built-in rules. The built-in rules are `orchestrator.commands` — the same ones
-the interpreter uses on commands an agent proposes in its text — given the workdir, so `rm` paths
-are resolved against it and a bare `git push --force` is judged by the checked-out branch.
+patterns, then the built-in rules. The built-in rules are `orchestrator.rules.destructive` — the
+same ones the interpreter uses on commands an agent proposes in its text — given the workdir, so
+`rm` paths are resolved against it and a bare `git push --force` is judged by the checked-out branch.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.agents.base import HumanQuestion
-from orchestrator.commands import PROTECTED_BRANCHES, RULES, extreme_destructive
 from orchestrator.models import ConfigError
+from orchestrator.rules.destructive import PROTECTED_BRANCHES, RULES, extreme_destructive
 
 SHELL_TOOLS = ("Bash", "PowerShell")
 """Tools whose `command` input is a shell command; any tool input with a string `command` is too."""

@@ -1,7 +1,7 @@
 """Extreme destructive steps (seed 004) that an agent proposes, intends or asks to run in its text.
 
-Which command or statement destroys data is decided by `orchestrator.commands` (the same rules
-hold a tool call before it runs, in `orchestrator.policy`); this module finds the commands in
+Which command or statement destroys data is decided by `orchestrator.rules.destructive` (the same
+rules hold a tool call before it runs, in `orchestrator.policy`); this module finds the commands in
 prose, fences and tool output and tells a proposal from a mention, a refusal or file content
 (`find_destructive_proposal`).
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.commands import destructive_statement, extreme_destructive
 from orchestrator.interpret.text import SHELL_LANGS, SQL_LANGS, Line, sentences
 from orchestrator.models import Category
+from orchestrator.rules.destructive import destructive_statement, extreme_destructive
 
 # --------------------------------------------------------------------------- shell commands
-# The verdict on one command or statement is `orchestrator.commands`' (shared with the policy that
-# holds tool calls); this module only finds the commands an agent writes and judges its intent.
+# The verdict on one command or statement is `orchestrator.rules.destructive`'s (shared with the
+# policy that holds tool calls); this module only finds the commands an agent writes and judges its intent.
 
 
 def destructive_sql(text: str) -> str | None:
