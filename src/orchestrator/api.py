@@ -36,25 +36,9 @@ def settings_for(
 
 def make_agent(settings: Settings, plan_path: Path) -> Agent:
     """The adapter named by `settings.agent`; its preflight runs here so bad set-up fails at start (exit 2)."""
-    name = settings.agent
-    if name == "replay":
-        from orchestrator.agents.replay import ReplayAgent, default_scenario_path
-
-        path = Path(settings.scenario) if settings.scenario else default_scenario_path(plan_path)
-        if not path.is_file():
-            raise UserError(f"no replay scenario at {path}; pass --scenario FILE")
-        return ReplayAgent.from_file(path)
-    if name == "command":
-        from orchestrator.agents.command import CommandAgent
-
-        if not settings.agent_cmd:
-            raise UserError(
-                "--agent command needs --agent-cmd 'my-agent --prompt-file {prompt_file}'"
-            )
-        return CommandAgent(settings.agent_cmd)
     from orchestrator.agents import registry
 
-    return registry.create(name, settings)
+    return registry.create(settings.agent, settings, plan_path)
 
 
 def new_run_id() -> str:

@@ -111,12 +111,13 @@ ConfigFile = Annotated[
 
 
 def _overrides(**kw: Any) -> dict[str, Any]:
+    # options of whichever agent is chosen (config.AGENT_OPTION); one it does not take is an error
     mapping = {
-        "model": "claude.model",
-        "fallback_model": "claude.fallback_model",
-        "permission_mode": "claude.permission_mode",
-        "max_turns": "claude.max_turns",
-        "task_budget_usd": "claude.max_budget_usd",
+        "model": "agent_options.model",
+        "fallback_model": "agent_options.fallback_model",
+        "permission_mode": "agent_options.permission_mode",
+        "max_turns": "agent_options.max_turns",
+        "task_budget_usd": "agent_options.max_budget_usd",
     }
     out_: dict[str, Any] = {}
     for key, value in kw.items():

@@ -14,28 +14,50 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from orchestrator.agents import registry
 from orchestrator.models import ConfigError
+
+AGENT_OPTION = "agent_options."
+"""Prefix of an override meant for the chosen agent's own section, whichever agent that is:
+`--model X` is `agent_options.model`, stored as `codex.model` when the agent is codex."""
+
+
+class _Invalid(Exception):
+    """An invalid setting at `loc`; `load_settings` adds where it came from."""
+
+    def __init__(self, loc: str, msg: str) -> None:
+        super().__init__(f"{loc}: {msg}")
+        self.loc, self.msg = loc, msg
+
+
+def check_options(agent: str, values: Any, where: str) -> dict[str, Any]:
+    """`values` validated by `agent`'s options model: the options that are set, typed.
+    `where` names them in errors (`codex`, `tasks.1.2`)."""
+    model = registry.options_model(agent)
+    if not isinstance(values, dict):
+        raise _Invalid(where, f"must be a table of {agent} options")
+    try:
+        valid = model.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join([where, *(str(p) for p in err["loc"])])
+        if err["type"] != "extra_forbidden" or len(err["loc"]) != 1:
+            raise _Invalid(loc, err["msg"]) from None
+        takes = ", ".join(model.model_fields) or "none"
+        raise _Invalid(
+            loc,
+            f"{agent} has no option {err['loc'][0]!r} (its options: {takes}); "
+            "remove it or choose an agent that takes it",
+        ) from None
+    return {k: v for k, v in valid.model_dump(exclude_unset=True).items() if v is not None}
 
 
 class GatesConfig(BaseModel, extra="forbid"):
     commands: list[str] = Field(default_factory=list)
     """Run in the workdir after every attempt, besides the task's own verify commands."""
     timeout: float = Field(600.0, gt=0)
-
-
-class AgentOptions(BaseModel, extra="forbid"):
-    """Options for the coding agent; per task too, under `[tasks."1.1"]`."""
-
-    model: str | None = None
-    fallback_model: str | None = None
-    permission_mode: str | None = None
-    allowed_tools: list[str] | None = None
-    disallowed_tools: list[str] | None = None
-    max_turns: int | None = Field(None, ge=1)
-    append_system_prompt: str | None = None
-    max_budget_usd: float | None = Field(None, gt=0)
 
 
 class PolicyConfig(BaseModel, extra="forbid"):
@@ -48,7 +70,11 @@ class PolicyConfig(BaseModel, extra="forbid"):
     enabled: bool = True
 
 
-class Settings(BaseModel, extra="forbid"):
+class Settings(BaseModel, extra="allow"):
+    """Every setting. Besides the fields, one `[name]` section per registered agent
+    (`agents/registry.py`), held as the options set there, validated by that agent's model;
+    any other extra key is refused."""
+
     agent: str = "claude"
     agent_cmd: str | None = None
     scenario: str | None = None
@@ -83,24 +109,45 @@ class Settings(BaseModel, extra="forbid"):
         900.0, ge=0, description="longest wait for a rate-limit reset before escalating"
     )
     gates: GatesConfig = Field(default_factory=GatesConfig)
-    claude: AgentOptions = Field(default_factory=AgentOptions)
-    codex: dict[str, Any] = Field(default_factory=dict)
-    """Options for the codex adapter (model, base_url, sandbox, …; see its module docstring)."""
-    gemini: dict[str, Any] = Field(default_factory=dict)
-    aider: dict[str, Any] = Field(default_factory=dict)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
-    tasks: dict[str, AgentOptions] = Field(default_factory=dict)
+    tasks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per-task overrides of the chosen agent's options (`[tasks."1.2"]`), validated by its model."""
 
-    def agent_options(self, task_id: str, agent: str = "claude") -> dict[str, Any]:
-        """The agent's own section, then the task's overrides (`[tasks."1.2"]`)."""
-        section = getattr(self, agent, None) if agent in ("codex", "gemini", "aider") else None
-        merged = (
-            dict(section)
-            if isinstance(section, dict)
-            else self.claude.model_dump(exclude_none=True)
-        )
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, name: str) -> str:
+        if name not in registry.NAMES:
+            raise ValueError(f"unknown agent {name!r}; choose one of: {', '.join(registry.NAMES)}")
+        return name
+
+    @model_validator(mode="after")
+    def _agent_sections(self) -> Settings:
+        extra = self.__pydantic_extra__ or {}
+        try:
+            for key, value in extra.items():
+                if key not in registry.NAMES:
+                    raise _Invalid(key, "unknown setting; check its spelling")
+                extra[key] = check_options(key, value, key)
+            for task_id, values in self.tasks.items():
+                self.tasks[task_id] = check_options(self.agent, values, f"tasks.{task_id}")
+        except _Invalid as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def agent_section(self, agent: str) -> dict[str, Any]:
+        """The options set in `[agent]` (none set: empty)."""
+        return dict((self.__pydantic_extra__ or {}).get(agent) or {})
+
+    def agent_options(self, task_id: str, agent: str | None = None) -> dict[str, Any]:
+        """The agent's own section (default: the chosen agent's), then the task's overrides
+        (`[tasks."1.2"]`), which must be options of that agent."""
+        agent = agent or self.agent
+        merged = self.agent_section(agent)
         if task_id in self.tasks:
-            merged.update(self.tasks[task_id].model_dump(exclude_none=True))
+            try:
+                merged |= check_options(agent, self.tasks[task_id], f"tasks.{task_id}")
+            except _Invalid as exc:
+                raise ConfigError(f"setting {exc.loc!r}: {exc.msg}") from None
         return merged
 
 
@@ -205,9 +252,19 @@ def load_settings(
     if env_layer:
         layers.append(("environment", env_layer))
     if overrides:
+        agent = overrides.get("agent") or next(
+            (
+                layer["agent"]
+                for _, layer in reversed(layers)
+                if isinstance(layer.get("agent"), str)
+            ),
+            "claude",
+        )
         flag_layer: dict[str, Any] = {}
         for dotted, value in overrides.items():
             if value is not None:
+                if dotted.startswith(AGENT_OPTION):
+                    dotted = f"{agent}.{dotted[len(AGENT_OPTION) :]}"
                 _set(flag_layer, dotted, value)
         layers.append(("command line", flag_layer))
 
@@ -215,25 +272,46 @@ def load_settings(
         for dotted, value in flatten(layer).items():
             _set(merged, dotted, value, source)
             sources[dotted] = source
-    try:
-        settings = Settings.model_validate(merged)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        # the most specific source: the key itself, a section containing it, or a key inside it
+
+    def origin(where: str) -> str:
+        """The most specific source: the key itself, a section containing it, or a key inside it."""
         related = [
             k
             for k in sources
             if k == where or where.startswith(k + ".") or k.startswith(where + ".")
         ]
-        origin = sources[max(related, key=len)] if related else "defaults"
-        raise ConfigError(f"setting {where!r} from {origin}: {err['msg']}") from None
+        return sources[max(related, key=len)] if related else "defaults"
+
+    try:  # agent sections and task overrides first: their errors name the agent's options
+        agent = merged.get("agent", "claude")
+        for key in [k for k in merged if k not in Settings.model_fields]:
+            if key not in registry.NAMES:
+                raise _Invalid(
+                    key, "unknown setting; check its spelling (`orchestrator config show`)"
+                )
+            merged[key] = check_options(key, merged[key], key)
+        tasks = merged.get("tasks")
+        if agent in registry.NAMES and isinstance(tasks, dict):
+            for task_id, values in tasks.items():
+                tasks[task_id] = check_options(agent, values, f"tasks.{task_id}")
+    except _Invalid as exc:
+        raise ConfigError(f"setting {exc.loc!r} from {origin(exc.loc)}: {exc.msg}") from None
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(f"setting {where!r} from {origin(where)}: {err['msg']}") from None
     return settings, sources
 
 
 def describe(settings: Settings, sources: Sources) -> list[tuple[str, Any, str]]:
     """(key, effective value, where it came from) for every setting."""
+    data = settings.model_dump()
+    # the chosen agent's options in full, defaults included
+    model = registry.options_model(settings.agent)
+    data[settings.agent] = model.model_validate(settings.agent_section(settings.agent)).model_dump()
     rows = []
-    for dotted, value in flatten(redact(settings.model_dump())).items():
+    for dotted, value in flatten(redact(data)).items():
         rows.append((dotted, value, sources.get(dotted, "default")))
     return rows

@@ -13,11 +13,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from orchestrator.agents.base import AgentResult, AttemptContext, HumanQuestion
+from orchestrator.agents.base import AgentOptions, AgentResult, AttemptContext, HumanQuestion
 from orchestrator.agents.process import ProcessResult
 from orchestrator.models import ConfigError
+
+if TYPE_CHECKING:
+    from orchestrator.config import Settings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 """The source checkout when installed editable; `.ci/install-agents.sh` installs CLIs under it."""
@@ -144,8 +147,17 @@ class CLIAgent(ABC):
     label: str
     """How an `external_service` question names it (`Codex`)."""
 
+    options_model: ClassVar[type[AgentOptions]]
+    """Its `[name]` section and per-task overrides (see the adapter's module docstring)."""
+
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.defaults = dict(options or {})
+
+    @classmethod
+    def from_settings(cls, settings: Settings, plan_path: Path) -> CLIAgent:
+        agent = cls(settings.agent_section(cls.name))
+        agent.preflight()
+        return agent
 
     def not_found(self, explicit: Any) -> str:
         return not_found(self.program, explicit, self.install)

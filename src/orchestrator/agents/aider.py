@@ -37,8 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from orchestrator.agents._cli import CLIAgent, child_env, short
-from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
+from orchestrator.agents.base import AgentEvent, AgentOptions, AgentResult, AttemptContext
 from orchestrator.agents.process import run_process
 
 MAX_EVENTS = 500
@@ -81,6 +83,24 @@ _API_ERROR = re.compile(r"^litellm\.(?P<kind>\w+Error): ?(?P<message>.*)")
 _APPLIED = re.compile(r"^Applied edit to (?P<path>.+)$")
 _CREATED = re.compile(r"^Creating empty file (?P<path>.+)$")
 _RUNNING = re.compile(r"^Running (?P<cmd>.+)$")
+
+
+class AiderOptions(AgentOptions):
+    """`[aider]` and per-task overrides; see the module docstring."""
+
+    model: str | None = None
+    base_url: str | None = None
+    edit_format: str | None = None
+    model_metadata: dict[str, Any] | None = None
+    model_metadata_file: str | None = None
+    stream: bool = True
+    git: bool = False
+    shell_commands: bool = False
+    extra_args: list[str] = Field(default_factory=list)
+    env: dict[str, str | None] = Field(default_factory=dict)
+    cli_path: str | None = None
+    max_budget_usd: float | None = Field(None, gt=0)
+    """The orchestrator's per-task cap from the costs aider reports (models with known prices)."""
 
 
 def model_name(opts: Mapping[str, Any]) -> str | None:
@@ -193,6 +213,7 @@ class AiderAgent(CLIAgent):
     """Runs aider once per attempt in the workdir; see the module docstring for options."""
 
     name = cli_name = "aider"
+    options_model = AiderOptions
     program = "aider"
     install = "uv tool install aider-chat"
     label = "Aider"

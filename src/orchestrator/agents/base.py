@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 from orchestrator.models import Category, Task
+
+
+class AgentOptions(BaseModel, extra="forbid"):
+    """Base of every adapter's options model (its `[name]` section and `[tasks."ID"]` overrides):
+    an option the adapter does not read is refused, never passed on to be silently ignored."""
 
 
 @dataclass

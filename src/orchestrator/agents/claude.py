@@ -27,32 +27,46 @@ import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
+from pydantic import Field
 
-from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext, HumanQuestion
+from orchestrator.agents.base import (
+    AgentEvent,
+    AgentOptions,
+    AgentResult,
+    AttemptContext,
+    HumanQuestion,
+)
 from orchestrator.models import ConfigError, UserError
 from orchestrator.policy import CommandPolicy, PolicyHit, is_approval
 
+if TYPE_CHECKING:
+    from orchestrator.config import Settings
+
 KEY_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
 PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
-OPTION_KEYS = (
-    "model",
-    "fallback_model",
-    "permission_mode",
-    "allowed_tools",
-    "disallowed_tools",
-    "max_turns",
-    "append_system_prompt",
-    "max_budget_usd",
-    "env",
-    "cli_path",
-    "approved_commands",
-)
-"""Keys read from `ctx.options` (others are ignored). `approved_commands`: exact commands a human
-already allowed (after an `extreme_destructive` answer), so a resumed session may run them."""
+
+
+class ClaudeOptions(AgentOptions):
+    """`[claude]` and per-task overrides. At run time `ctx.options` may also carry
+    `approved_commands`: exact commands a human already allowed (after an `extreme_destructive`
+    answer), so a resumed session may run them; that one is never configured."""
+
+    model: str | None = None
+    fallback_model: str | None = None
+    permission_mode: str | None = None
+    allowed_tools: list[str] | None = None
+    disallowed_tools: list[str] | None = None
+    max_turns: int | None = Field(None, ge=1)
+    append_system_prompt: str | None = None
+    max_budget_usd: float | None = Field(None, gt=0)
+    """Claude Code's own cap per attempt, and the orchestrator's per-task cap from recorded costs."""
+    env: dict[str, str] = Field(default_factory=dict)
+    cli_path: str | None = None
+
 
 ASK_TOOL = "AskUserQuestion"
 STOP_AND_WAIT = (
@@ -261,6 +275,7 @@ class ClaudeAgent:
     """
 
     name = "claude"
+    options_model = ClaudeOptions
 
     def __init__(
         self,
@@ -269,6 +284,14 @@ class ClaudeAgent:
     ) -> None:
         self.defaults = dict(options or {})
         self.policy = policy or CommandPolicy()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, plan_path: Path) -> ClaudeAgent:
+        agent = cls(
+            settings.agent_section(cls.name), policy=CommandPolicy.from_config(settings.policy)
+        )
+        agent.preflight()
+        return agent
 
     # -- checks before a run -----------------------------------------------------------------
     def _env(self, opts: Mapping[str, Any]) -> dict[str, str]:

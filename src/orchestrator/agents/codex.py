@@ -23,13 +23,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import Field
+
 from orchestrator.agents._cli import CLIAgent, child_env, json_object, short, unwrap_shell
-from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
+from orchestrator.agents.base import AgentEvent, AgentOptions, AgentResult, AttemptContext
 from orchestrator.agents.process import run_process
 
 PROVIDER = "orchestrator"
 MAX_EVENTS = 500
 MAX_TEXT = 256 * 1024
+
+
+class CodexOptions(AgentOptions):
+    """`[codex]` and per-task overrides; see the module docstring."""
+
+    model: str | None = None
+    sandbox: str = "workspace-write"
+    permission_mode: str | None = None
+    append_system_prompt: str | None = None
+    base_url: str | None = None
+    env_key: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, str | None] = Field(default_factory=dict)
+    cli_path: str | None = None
 
 
 def toml_value(value: Any) -> str:
@@ -157,6 +173,7 @@ class CodexAgent(CLIAgent):
     """Runs `codex exec --json` in the workdir; see the module docstring for options."""
 
     name = cli_name = "codex"
+    options_model = CodexOptions
     program = "codex CLI"
     install = "npm install -g @openai/codex"
     label = "Codex"

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import shlex
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
+from orchestrator.agents.base import AgentEvent, AgentOptions, AgentResult, AttemptContext
 from orchestrator.agents.process import run_process
 from orchestrator.models import UserError
+
+if TYPE_CHECKING:
+    from orchestrator.config import Settings
 
 PLACEHOLDERS = ("prompt_file", "workdir", "task_id")
 
@@ -31,12 +36,25 @@ def render_argv(template: str, values: dict[str, str]) -> list[str]:
     return out
 
 
+class CommandOptions(AgentOptions):
+    """No options: the command template (`--agent-cmd`) says everything."""
+
+
 class CommandAgent:
     name = "command"
+    options_model = CommandOptions
 
     def __init__(self, template: str) -> None:
         render_argv(template, dict.fromkeys(PLACEHOLDERS, "x"))  # fail at start, not mid-run
         self.template = template
+
+    @classmethod
+    def from_settings(cls, settings: Settings, plan_path: Path) -> CommandAgent:
+        if not settings.agent_cmd:
+            raise UserError(
+                "--agent command needs --agent-cmd 'my-agent --prompt-file {prompt_file}'"
+            )
+        return cls(settings.agent_cmd)
 
     def run(self, ctx: AttemptContext) -> AgentResult:
         argv = render_argv(

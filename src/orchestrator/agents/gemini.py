@@ -27,8 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import Field
+
 from orchestrator.agents._cli import CLIAgent, child_env, json_object, service_error_kind, short
-from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext
+from orchestrator.agents.base import AgentEvent, AgentOptions, AgentResult, AttemptContext
 from orchestrator.agents.process import ProcessResult, run_process
 
 MAX_EVENTS = 500
@@ -53,6 +55,18 @@ APPROVAL_FROM_PERMISSION = {
     "plan": "plan",
     "default": "default",
 }
+
+
+class GeminiOptions(AgentOptions):
+    """`[gemini]` and per-task overrides; see the module docstring."""
+
+    model: str | None = None
+    approval_mode: str | None = None
+    permission_mode: str | None = None
+    base_url: str | None = None
+    trust_workspace: bool = True
+    env: dict[str, str | None] = Field(default_factory=dict)
+    cli_path: str | None = None
 
 
 def build_argv(
@@ -185,6 +199,7 @@ class GeminiAgent(CLIAgent):
     """Runs the Gemini CLI headless in the workdir; see the module docstring for options."""
 
     name = cli_name = "gemini"
+    options_model = GeminiOptions
     program = "gemini CLI"
     install = "npm install -g @google/gemini-cli"
     label = "Gemini CLI"

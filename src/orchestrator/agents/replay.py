@@ -16,13 +16,22 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from orchestrator.agents.base import AgentEvent, AgentResult, AttemptContext, HumanQuestion
+from orchestrator.agents.base import (
+    AgentEvent,
+    AgentOptions,
+    AgentResult,
+    AttemptContext,
+    HumanQuestion,
+)
 from orchestrator.models import UserError
+
+if TYPE_CHECKING:
+    from orchestrator.config import Settings
 
 
 class ReplayAsk(BaseModel):
@@ -83,12 +92,30 @@ def default_scenario_path(plan_path: Path) -> Path:
     return plan_path.with_name(plan_path.stem + ".replay.yaml")
 
 
+class ReplayOptions(AgentOptions):
+    """`[replay]` and per-task overrides: what the run records or enforces for a real agent too."""
+
+    model: str | None = None
+    """Recorded with each attempt (and switched by the consultant), as for a real agent."""
+    max_budget_usd: float | None = Field(None, gt=0)
+    """The per-task cap, from the scenario's `cost_usd`."""
+
+
 class ReplayAgent:
     name = "replay"
+    options_model = ReplayOptions
 
     def __init__(self, scenario: Scenario, source: Path) -> None:
         self.scenario = scenario
         self.source = source
+
+    @classmethod
+    def from_settings(cls, settings: Settings, plan_path: Path) -> ReplayAgent:
+        """The scenario from `--scenario`, else `PLAN.replay.yaml` next to the plan."""
+        path = Path(settings.scenario) if settings.scenario else default_scenario_path(plan_path)
+        if not path.is_file():
+            raise UserError(f"no replay scenario at {path}; pass --scenario FILE")
+        return cls.from_file(path)
 
     @classmethod
     def from_file(cls, path: Path) -> ReplayAgent:
