@@ -1,8 +1,8 @@
 """Loop detection: is an agent failing the same way again, or flipping between two failures?
 
-Failure texts are normalised first (timestamps, line numbers, addresses, temp paths, PIDs,
-durations, UUIDs, hashes and colour codes vary between runs of the *same* failure), then
-compared with rapidfuzz. Megabyte logs stay cheap because only a bounded tail is compared:
+Failure texts are normalised first by `orchestrator.rules.failure` (timestamps, line numbers,
+addresses, temp paths, PIDs, durations, UUIDs, hashes and colour codes vary between runs of the
+*same* failure), then compared with rapidfuzz. Megabyte logs stay cheap because only a bounded tail is compared:
 test runners, compilers and tracebacks put the failure at the end of their output.
 
 The detector holds no state: callers pass the failure texts recorded since the last human
@@ -11,12 +11,20 @@ resume, so a run rebuilt from the store after a crash reaches the same verdict.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from rapidfuzz import fuzz
+
+from orchestrator.rules.failure import (
+    TAIL_CHARS,
+    error_signature,
+    key_lines,
+    normalise_error,
+    normalised_tail,
+    signature_of_key_lines,
+)
 
 __all__ = [
     "RAW_TAIL_CHARS",
@@ -29,131 +37,11 @@ __all__ = [
     "similarity",
 ]
 
-TAIL_CHARS = 8_192
-"""Characters of *normalised* text that `similarity` compares (about the last 100 log lines)."""
-
 RAW_TAIL_CHARS = 4 * TAIL_CHARS
 """Characters of raw text normalised before the tail is taken (normalising shrinks text)."""
 
-_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
-
-# Order matters: colour codes first (they split tokens), temp paths before line numbers
-# (`/tmp/x/app.py:3:1`), timestamps before times and durations, UUIDs before hashes.
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"), ""),
-    (re.compile(r"\r(?!\n)"), "\n"),
-    (
-        re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
-        "<uuid>",
-    ),
-    # Temp locations, keeping what follows the per-run random directory.
-    (
-        re.compile(
-            r"(?:/private)?/var/folders/[\w.-]+/[\w.-]+/T/(?:pytest-of-[^/\s]+/pytest-\d+|[^/\s'\")]+)"
-            r"|/(?:tmp|dev/shm)/(?:pytest-of-[^/\s]+/pytest-\d+|[^/\s'\")]+)"
-            r"|pytest-of-[^/\\\s]+[/\\]pytest-\d+"
-            r"|\\AppData\\Local\\Temp\\[^\\\s'\")]+",
-            re.IGNORECASE,
-        ),
-        "<tmp>",
-    ),
-    (re.compile(r"\btmp[a-z0-9_]{6,}\b"), "<tmp>"),
-    # Timestamps: ISO 8601 / RFC 3339, then syslog dates, then bare clock times.
-    (
-        re.compile(
-            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-        ),
-        "<ts>",
-    ),
-    (re.compile(rf"\b(?:{_MONTHS})\s+\d{{1,2}}\b"), "<date>"),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
-    (re.compile(r"\b1[5-9]\d{8}(?:\.\d+)?\b"), "<epoch>"),
-    # Addresses, network ports, long hex hashes (need a digit and a letter: not English words).
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x<addr>"),
-    (re.compile(r"\b((?:\d{1,3}\.){3}\d{1,3}|localhost):\d{2,5}\b"), r"\1:<port>"),
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"), "<hash>"),
-    (re.compile(r"\b(?=[0-9A-F]*\d)(?=[0-9A-F]*[A-F])[0-9A-F]{16,}\b"), "<hash>"),
-    # Line and column numbers.
-    (re.compile(r"\b(line|lineno|ln|col|column)([ =:]+)\d+", re.IGNORECASE), r"\1\2<n>"),
-    (re.compile(r"(\.[A-Za-z]\w*)(?::\d+){1,2}\b"), r"\1:<n>"),
-    (re.compile(r"(\.[A-Za-z]\w*)\(\d+(?:,\s*\d+)?\)"), r"\1(<n>)"),
-    (re.compile(r":\d+:"), ":<n>:"),
-    # Process ids.
-    (re.compile(r"\b(pid|process|thread|tid)([ =:#]+)\d+", re.IGNORECASE), r"\1\2<n>"),
-    (re.compile(r"\[\d{2,7}\]"), "[<n>]"),
-    # Durations: 0.53s, 12ms, 1.2 seconds, 0m1.234s.
-    (re.compile(r"\b\d+m\d+(?:\.\d+)?s\b"), "<dur>"),
-    (
-        re.compile(
-            r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)\b",
-            re.IGNORECASE,
-        ),
-        "<dur>",
-    ),
-    # Whitespace last: one space between words, no blank lines, no indentation.
-    (re.compile(r"[^\S\n]+"), " "),
-    (re.compile(r" ?\n[\s]*"), "\n"),
-)
-
-# A line that states what went wrong, as opposed to context (commands, frames, source lines).
-_KEY_LINE = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b|\bFAILED\b|\bFAIL\b|\berror\b"
-    r"|^E |\bpanic(?:ked)?\b|\bfatal\b|\bassert|\bcannot\b|\bcould not\b|\bnot found\b"
-    r"|\bTraceback\b",
-    re.IGNORECASE | re.MULTILINE,
-)
-_BOILERPLATE = re.compile(r"^Traceback \(most recent call last\):$|^During handling of", re.I)
-_ERROR_NAME = re.compile(
-    r"\b([A-Z]\w*(?:Error|Exception))\b|\b(E\d{3,4}|TS\d{4}|[A-Z]{1,3}\d{3})\b"
-)
 _KEY_LINES_KEPT = 20
 _DIFFERENT_ERROR_PENALTY = 0.75
-
-
-def normalise_error(text: str, *, max_chars: int | None = None) -> str:
-    """Strip what varies between two runs of the same failure, so that they compare equal.
-
-    `max_chars` keeps only the raw text's last `max_chars` characters (from a line start)
-    before normalising; by default the whole text is normalised.
-
-    >>> normalise_error("2024-05-01 12:00:03 [4242] app.py:42: TypeError in 0.53s at 0x7f3a")
-    '<ts> [<n>] app.py:<n>: TypeError in <dur> at 0x<addr>'
-    """
-    if max_chars is not None and len(text) > max_chars:
-        text = _from_line_start(text[-max_chars:])
-    for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
-    return text.strip()
-
-
-def _from_line_start(chunk: str) -> str:
-    """Drop the partial first line of a tail cut, unless that would drop nearly everything."""
-    cut = chunk.find("\n")
-    return chunk[cut + 1 :] if 0 <= cut < len(chunk) // 2 else chunk
-
-
-def _prepare(text: str, tail_chars: int) -> str:
-    normalised = normalise_error(text, max_chars=4 * tail_chars)
-    if len(normalised) > tail_chars:
-        normalised = _from_line_start(normalised[-tail_chars:])
-    return normalised
-
-
-def _key_lines(normalised: str) -> str:
-    lines = [
-        line
-        for line in normalised.split("\n")
-        if _KEY_LINE.search(line) and not _BOILERPLATE.search(line)
-    ]
-    return "\n".join(lines[-_KEY_LINES_KEPT:])
-
-
-def error_signature(text: str) -> str | None:
-    """The name of the last error class or code in `text` (`TypeError`, `E501`, `TS2345`)."""
-    last: str | None = None
-    for match in _ERROR_NAME.finditer(_prepare(text, TAIL_CHARS)):
-        last = match.group(1) or match.group(2)
-    return last
 
 
 @dataclass(frozen=True)
@@ -164,12 +52,9 @@ class _Prepared:
 
     @classmethod
     def of(cls, raw: str, tail_chars: int) -> _Prepared:
-        text = _prepare(raw, tail_chars)
-        key = _key_lines(text)
-        signature: str | None = None
-        for match in _ERROR_NAME.finditer(key):
-            signature = match.group(1) or match.group(2)
-        return cls(text, key, signature)
+        text = normalised_tail(raw, tail_chars)
+        key = key_lines(text, _KEY_LINES_KEPT)
+        return cls(text, key, signature_of_key_lines(key))
 
 
 def _score(a: _Prepared, b: _Prepared) -> float:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import time
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from orchestrator.agents.base import AgentOptions, AgentResult, AttemptContext, HumanQuestion
 from orchestrator.agents.process import ProcessResult
 from orchestrator.models import ConfigError
+from orchestrator.rules.external import service_error_kind as service_error_kind
 
 if TYPE_CHECKING:
     from orchestrator.config import Settings
@@ -81,35 +81,6 @@ def unwrap_shell(command: str) -> str:
 def short(text: str, limit: int = 80) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "quota",
-        re.compile(
-            r"insufficient_quota|exceeded your current quota|quota exceeded|usage limit|"
-            r"RESOURCE_EXHAUSTED.*quota|quota.*RESOURCE_EXHAUSTED|billing|credit balance",
-            re.I,
-        ),
-    ),
-    (
-        "authentication",
-        re.compile(
-            r"\b401\b|unauthori[sz]ed|UNAUTHENTICATED|invalid[_ ]api[_ ]key|incorrect api key|"
-            r"api key not valid|AuthenticationError|not able to authenticate",
-            re.I,
-        ),
-    ),
-    ("permission", re.compile(r"\b403\b|forbidden|PERMISSION_DENIED|PermissionDeniedError", re.I)),
-)
-
-
-def service_error_kind(message: str) -> str | None:
-    """`authentication`, `permission` or `quota` when `message` is a model-API error of that kind."""
-    for kind, pattern in _KINDS:
-        if pattern.search(message):
-            return kind
-    return None
 
 
 def external_question(agent: str, error: str, kind: str) -> HumanQuestion:

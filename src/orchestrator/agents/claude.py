@@ -42,6 +42,7 @@ from orchestrator.agents.base import (
 )
 from orchestrator.models import ConfigError, UserError
 from orchestrator.policy import CommandPolicy, PolicyHit, is_approval
+from orchestrator.rules.external import service_error_kind
 
 if TYPE_CHECKING:
     from orchestrator.config import Settings
@@ -73,8 +74,6 @@ STOP_AND_WAIT = (
     "A human must decide this. Stop now: do not work around it and do not guess. "
     "The session will be resumed with the human's answer."
 )
-EXTERNAL_STATUSES = {401: "authentication", 402: "billing", 403: "permission", 429: "rate limit"}
-EXTERNAL_ERRORS = {"authentication_failed", "billing_error", "rate_limit"}
 
 
 # -- questions -------------------------------------------------------------------------------
@@ -514,7 +513,7 @@ class ClaudeAgent:
         status = getattr(r, "api_error_status", None)
         is_error = bool(getattr(r, "is_error", False)) or crash is not None or r is None
         text = crash or _result_error_text(r) or "Claude Code ended without a result"
-        external = status in EXTERNAL_STATUSES or state.assistant_error in EXTERNAL_ERRORS
+        external = service_error_kind(status=status, error_code=state.assistant_error) is not None
         if is_error and (external or state.rate_limit):
             detail: dict[str, Any] = {"api_error_status": status, "error": state.assistant_error}
             if state.rate_limit:

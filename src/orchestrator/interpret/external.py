@@ -1,10 +1,6 @@
-"""Recognising external-service trouble (seed 004): auth, quota and network failures of a
-*remote* service, which no retry by the agent can fix.
-
-A status code alone proves nothing — agents write docs about 401s and tests that expect 429s.
-A hit needs an error shape (a status with an error word, an error code, a failed connection)
-and, for generic codes, evidence of a remote party nearby (a host name, a non-local IP, a
-service name). Anything aimed at localhost is the agent's own test server, not a remote service.
+"""Recognising external-service trouble (seed 004) in an agent's output: the rules are
+`orchestrator.rules.external`'s (shared with the brain and the agent adapters); this module only
+turns the interpreter's lines into units, so a phrase wrapped across prose lines is read whole.
 """
 
 from __future__ import annotations
@@ -12,94 +8,7 @@ from __future__ import annotations
 import re
 
 from orchestrator.interpret.text import Line
-
-# inherently about a remote service / credentials: no further evidence needed
-_SELF_EVIDENT = re.compile(
-    r"getaddrinfo\s+(?:ENOTFOUND|EAI_AGAIN)|\bENOTFOUND\b|\bEAI_AGAIN\b|Could not resolve host|"
-    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-    r"insufficient_quota|exceeded your current quota|RESOURCE_EXHAUSTED|ResourceExhausted|"
-    r"\bQuota exceeded\b|quota metric|\bExpiredToken\b|security token included in the request is expired|"
-    r"InvalidAccessKeyId|SignatureDoesNotMatch|invalid[_ ]api[_ ]key|Invalid API Key|"
-    r"API[- ]key\b[^.\n]{0,30}\b(?:expired|invalid|revoked|not authori[sz]ed|abgelaufen|ungültig)|"
-    r"npm ERR! code E40[13]|Unable to authenticate|Bad credentials|"
-    r"authentication token seems to be invalid|INVALID_AUTHENTICATION|"
-    r"doesn'?t resolve|does not resolve|DNS (?:lookup|resolution) fail|RateLimitError|rate_limit_error|"
-    r"has rate limited you",
-    re.I,
-)
-# needs a remote party nearby
-_NEEDS_REMOTE = re.compile(
-    r"\b40[13]\b[^\n]{0,40}\b(?:Unauthori[sz]ed|Forbidden|Client Error)|\b(?:Unauthori[sz]ed|Forbidden)\b|"
-    r"(?:HTTP|status(?: code)?|Status|error|Error|returned|responded(?: with)?|answers?|->|=>|code:?)\W{0,3}\s*40[13]\b|"
-    r"AuthenticationError|PermissionDenied|Permission to \S+ denied|not authori[sz]ed|"
-    r"(?:token|key|credentials?)\b[^.\n]{0,30}\b(?:has |have |is |are |was |were )?(?:expired|revoked|rejected|"
-    r"invalid|incorrect|rolled|not valid|no longer valid|ungültig)|"
-    r"\b429\b|Too Many Requests|rate[ _-]?limit(?:ed)?\b[^.\n]{0,20}\b(?:exceeded|reached|hit)|"
-    r"(?:exceed(?:ed|s)?|hit|reached)\b[^.\n]{0,20}\brate[ _-]?limit|rate_limit_exceeded|quota\b[^.\n]{0,20}(?:exceeded|"
-    r"exhausted|used up)|"
-    r"ECONNREFUSED|Connection refused|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|Network is unreachable|"
-    r"network (?:is )?unreachable|connect(?:ion)? timed out|Failed to establish a new connection|"
-    r"CERTIFICATE_VERIFY_FAILED|certificate verify failed|unreachable|nicht erreichbar|Verbindung abgelehnt|"
-    r"ConnectTimeout|ReadTimeout|ConnectionError|Max retries exceeded|can(?:no|')t reach|could(?:n't| not) reach|"
-    r"certificate (?:has )?expired|Access denied|access is denied|"
-    r"\b50[0234]\b\W{0,3}(?:Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out)|"
-    r"status page|\boutage\b",
-    re.I,
-)
-_LOCAL = re.compile(
-    r"localhost|127\.0\.0\.\d+|0\.0\.0\.0|\[::1\]|::1\b|host\.docker\.internal", re.I
-)
-_FILE_EXT = (
-    "py|pyi|js|mjs|cjs|ts|tsx|jsx|json|md|txt|yaml|yml|toml|lock|sql|rb|go|rs|css|scss|html|sh|env|cfg|"
-    "ini|log|csv|xml|java|kt|swift|c|h|cpp|hpp|o|so|whl|gz|tar|zip|ex|exs|gd|php|vue|svelte|lua|dart|"
-    "tf|proto|graphql|gql|ipynb|spec|test|d|map|min|pdf|png|jpg|svg|conf|pem|key|crt|bak|orig|patch|diff|"
-    "service|rst|adoc|tmpl|j2|erb|mdx|xlsx|ods"
-)
-_HOST = re.compile(
-    rf"\b(?:https?://)?(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?!(?:{_FILE_EXT})\b)[a-z]{{2,}}\b",
-    re.I,
-)
-_URL = re.compile(r"\bhttps?://([^/\s:'\"]+)", re.I)
-_IP = re.compile(r"\b(?!127\.)(?!0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}\b")
-_SERVICE = re.compile(
-    r"\b(?:stripe|github|gitlab|bitbucket|openai|anthropic|aws|s3|gcp|google|azure|twilio|sendgrid|mailgun|"
-    r"slack|firebase|supabase|vercel|netlify|heroku|cloudflare|sentry|datadog|shopify|paypal|salesforce|"
-    r"hubspot|auth0|okta|crm|erp|sandbox|registry|upstream|third[- ]party|partner|vendor|provider|"
-    r"marketplace|remote|geocoding|saas|webhook receiver|api\.\w+|external (?:api|service)|figma|jira|atlassian|"
-    r"confluence|notion|linear|asana|trello|zendesk|intercom|segment|mixpanel|amplitude|algolia|contentful|"
-    r"docker hub|npmjs|pypi|huggingface|cloudinary|mapbox|"
-    r"(?:the|their|its|from|external|remote|partner|vendor|provider'?s?)\s+API|Versand-API|Partner\w*)\b",
-    re.I,
-)
-_NOT_ERROR = re.compile(
-    r"\bassert\b|\bexpect(?:ed)?\b\W*\d{3}|\bshould (?:return|respond)|"
-    r"\brespond(?:s)? with\b|\|\s*\d{3}\s*\||\bretries on\b|\btreated as\b|\bif you see\b|\bmeans you\b",
-    re.I,
-)
-
-
-_NAMED_API = re.compile(
-    r"\b[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?\s+(?:API|Sandbox|sandbox|Portal|Console)\b"
-)
-
-
-def _has_remote(text: str) -> bool:
-    if _NAMED_API.search(text):
-        return True
-    if _URL.search(text):
-        hosts = [h for h in _URL.findall(text) if not _LOCAL.search(h)]
-        if hosts:
-            return True
-    if _IP.search(text):
-        return True
-    for m in _HOST.finditer(text):
-        h = m.group(0).lower()
-        if _LOCAL.search(h) or re.fullmatch(r"[\w-]+\.(?:" + _FILE_EXT + r")", h):
-            continue
-        if re.search(r"\b(?:e\.g|i\.e|etc|vs)\b", h):
-            continue
-        return True
-    return bool(_SERVICE.search(text))
+from orchestrator.rules.external import external_trouble
 
 
 def _units(lines: list[Line]) -> list[str]:
@@ -122,21 +31,7 @@ def _units(lines: list[Line]) -> list[str]:
 
 def find_external_trouble(lines: list[Line]) -> str | None:
     """The line showing an auth, quota or network failure of a remote service, or None."""
-    units = _units(lines)
-    for k, text in enumerate(units):
-        self_evident = _SELF_EVIDENT.search(text)
-        generic = _NEEDS_REMOTE.search(text)
-        if not (self_evident or generic):
-            continue
-        if _LOCAL.search(text) or _NOT_ERROR.search(text):
-            continue
-        if self_evident:
-            return text.strip()[:300]
-        if _LOCAL.search("\n".join(units[max(0, k - 1) : k + 2])):
-            continue
-        if _has_remote("\n".join(units[max(0, k - 3) : k + 4])):
-            return text.strip()[:300]
-    return None
+    return external_trouble(_units(lines))
 
 
 BLOCKER = re.compile(

@@ -1,0 +1,234 @@
+"""Reading a failure text: normalise it, find the line that says what went wrong, and name the
+failing tests and gates.
+
+One definition for every reader — the loop detector compares normalised texts and their key
+lines, the brain quotes the key line in its guidance, the consultant groups attempts by it — so
+they never disagree about what an attempt's error was.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "TAIL_CHARS",
+    "error_signature",
+    "failing_gates",
+    "failing_test_ids",
+    "failing_tests",
+    "key_error_line",
+    "key_lines",
+    "normalise_error",
+    "normalised_tail",
+    "signature_of_key_lines",
+]
+
+TAIL_CHARS = 8_192
+"""Characters of *normalised* text compared or searched (about the last 100 log lines)."""
+
+_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+
+# Order matters: colour codes first (they split tokens), temp paths before line numbers
+# (`/tmp/x/app.py:3:1`), timestamps before times and durations, UUIDs before hashes.
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"), ""),
+    (re.compile(r"\r(?!\n)"), "\n"),
+    (
+        re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
+        "<uuid>",
+    ),
+    # Temp locations, keeping what follows the per-run random directory.
+    (
+        re.compile(
+            r"(?:/private)?/var/folders/[\w.-]+/[\w.-]+/T/(?:pytest-of-[^/\s]+/pytest-\d+|[^/\s'\")]+)"
+            r"|/(?:tmp|dev/shm)/(?:pytest-of-[^/\s]+/pytest-\d+|[^/\s'\")]+)"
+            r"|pytest-of-[^/\\\s]+[/\\]pytest-\d+"
+            r"|\\AppData\\Local\\Temp\\[^\\\s'\")]+",
+            re.IGNORECASE,
+        ),
+        "<tmp>",
+    ),
+    (re.compile(r"\btmp[a-z0-9_]{6,}\b"), "<tmp>"),
+    # Timestamps: ISO 8601 / RFC 3339, then syslog dates, then bare clock times.
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+        ),
+        "<ts>",
+    ),
+    (re.compile(rf"\b(?:{_MONTHS})\s+\d{{1,2}}\b"), "<date>"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (re.compile(r"\b1[5-9]\d{8}(?:\.\d+)?\b"), "<epoch>"),
+    # Addresses, network ports, long hex hashes (need a digit and a letter: not English words).
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x<addr>"),
+    (re.compile(r"\b((?:\d{1,3}\.){3}\d{1,3}|localhost):\d{2,5}\b"), r"\1:<port>"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"), "<hash>"),
+    (re.compile(r"\b(?=[0-9A-F]*\d)(?=[0-9A-F]*[A-F])[0-9A-F]{16,}\b"), "<hash>"),
+    # Line and column numbers.
+    (re.compile(r"\b(line|lineno|ln|col|column)([ =:]+)\d+", re.IGNORECASE), r"\1\2<n>"),
+    (re.compile(r"(\.[A-Za-z]\w*)(?::\d+){1,2}\b"), r"\1:<n>"),
+    (re.compile(r"(\.[A-Za-z]\w*)\(\d+(?:,\s*\d+)?\)"), r"\1(<n>)"),
+    (re.compile(r":\d+:"), ":<n>:"),
+    # Process ids.
+    (re.compile(r"\b(pid|process|thread|tid)([ =:#]+)\d+", re.IGNORECASE), r"\1\2<n>"),
+    (re.compile(r"\[\d{2,7}\]"), "[<n>]"),
+    # Durations: 0.53s, 12ms, 1.2 seconds, 0m1.234s.
+    (re.compile(r"\b\d+m\d+(?:\.\d+)?s\b"), "<dur>"),
+    (
+        re.compile(
+            r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)\b",
+            re.IGNORECASE,
+        ),
+        "<dur>",
+    ),
+    # Whitespace last: one space between words, no blank lines, no indentation.
+    (re.compile(r"[^\S\n]+"), " "),
+    (re.compile(r" ?\n[\s]*"), "\n"),
+)
+
+
+def normalise_error(text: str, *, max_chars: int | None = None) -> str:
+    """Strip what varies between two runs of the same failure, so that they compare equal.
+
+    `max_chars` keeps only the raw text's last `max_chars` characters (from a line start)
+    before normalising; by default the whole text is normalised.
+
+    >>> normalise_error("2024-05-01 12:00:03 [4242] app.py:42: TypeError in 0.53s at 0x7f3a")
+    '<ts> [<n>] app.py:<n>: TypeError in <dur> at 0x<addr>'
+    """
+    if max_chars is not None and len(text) > max_chars:
+        text = _from_line_start(text[-max_chars:])
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
+def _from_line_start(chunk: str) -> str:
+    """Drop the partial first line of a tail cut, unless that would drop nearly everything."""
+    cut = chunk.find("\n")
+    return chunk[cut + 1 :] if 0 <= cut < len(chunk) // 2 else chunk
+
+
+def normalised_tail(text: str, tail_chars: int = TAIL_CHARS) -> str:
+    """The last `tail_chars` characters of the normalised text (megabyte logs stay cheap: only
+    four times that much raw text is normalised; runners put the failure at the end)."""
+    normalised = normalise_error(text, max_chars=4 * tail_chars)
+    if len(normalised) > tail_chars:
+        normalised = _from_line_start(normalised[-tail_chars:])
+    return normalised
+
+
+# -- key lines ------------------------------------------------------------------------------------
+# A line that states what went wrong, as opposed to context (commands, frames, source lines).
+_KEY_LINE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b|\bFAILED\b|\bFAIL\b|\berror\b"
+    r"|^E |\bpanic(?:ked)?\b|\bfatal\b|\bassert|\bcannot\b|\bcould not\b|\bnot found\b"
+    r"|\bTraceback\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_BOILERPLATE = re.compile(r"^Traceback \(most recent call last\):$|^During handling of", re.I)
+_ERROR_NAME = re.compile(
+    r"\b([A-Z]\w*(?:Error|Exception))\b|\b(E\d{3,4}|TS\d{4}|[A-Z]{1,3}\d{3})\b"
+)
+
+
+def key_lines(normalised: str, keep: int = 20) -> str:
+    """The last `keep` lines of a normalised text that say what went wrong (the loop detector
+    weighs these more than the shared context around them)."""
+    lines = [
+        line
+        for line in normalised.split("\n")
+        if _KEY_LINE.search(line) and not _BOILERPLATE.search(line)
+    ]
+    return "\n".join(lines[-keep:])
+
+
+def error_signature(text: str, tail_chars: int = TAIL_CHARS) -> str | None:
+    """The name of the last error class or code in `text` (`TypeError`, `E501`, `TS2345`).
+
+    >>> error_signature("src/a.py:1:1: E501 line too long")
+    'E501'
+    """
+    last: str | None = None
+    for match in _ERROR_NAME.finditer(normalised_tail(text, tail_chars)):
+        last = match.group(1) or match.group(2)
+    return last
+
+
+def signature_of_key_lines(key: str) -> str | None:
+    """`error_signature` of text that is already normalised key lines."""
+    last: str | None = None
+    for match in _ERROR_NAME.finditer(key):
+        last = match.group(1) or match.group(2)
+    return last
+
+
+_PYTEST_E = re.compile(r"^E\s{2,}(\S.*)$")
+_EXCEPTION = re.compile(r"^\s*((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure))\b(:.*)?$")
+_SUMMARY = re.compile(r"^(?:FAILED|ERROR)\s+(\S+?)(?:::(\S+))?(?:\s+-\s+(.*))?$")
+_ERROR_WORD = re.compile(
+    r"^\s*(?:error(?:\[\w+\])?|fatal|panic|FAIL)\b[:\s]|\b(?:TS\d{4}|E\d{3,4})\b|\berror:",
+    re.IGNORECASE,
+)
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_SCAN_CHARS = 65_536
+_TAIL_LINES = 400
+
+
+def _clean(line: str, limit: int) -> str:
+    line = " ".join(line.strip().split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def key_error_line(text: str, limit: int = 200) -> str | None:
+    """The line of an error text that says what went wrong: pytest's first `E` line (the failing
+    assertion or the exception), else the last exception line, the last summary's message, the
+    last error-looking line, the last line; None for an empty text.
+
+    >>> key_error_line("tests/test_a.py:3: in test_x\\nE       assert 1 == 2\\nFAILED t.py::x")
+    'assert 1 == 2'
+    """
+    tail = _ANSI.sub("", text[-_SCAN_CHARS:])
+    lines = [ln for ln in tail.splitlines()[-_TAIL_LINES:] if ln.strip()]
+    if not lines:
+        return None
+    for ln in lines:  # pytest's first `E` line is the assertion or the exception itself
+        m = _PYTEST_E.match(ln)
+        if m and not m.group(1).startswith(("+", "-", "?", "At index", "Full diff", "Use -v")):
+            return _clean(m.group(1), limit)
+    for ln in reversed(lines):
+        if _EXCEPTION.match(ln):
+            return _clean(ln, limit)
+    for ln in reversed(lines):
+        m = _SUMMARY.match(ln.strip())
+        if m and m.group(3):
+            return _clean(m.group(3), limit)
+    for ln in reversed(lines):
+        if _ERROR_WORD.search(ln) and not ln.startswith("Gate `"):
+            return _clean(ln, limit)
+    last = lines[-1]
+    return None if last.startswith("Gate `") else _clean(last, limit)
+
+
+# -- failing tests and gates ----------------------------------------------------------------------
+_GATE = re.compile(r"^Gate `(.+?)` failed \((.+?)\)", re.MULTILINE)
+_FAILED_NODE = re.compile(r"^(?:FAILED|ERROR)\s+(\S+?\.py)::(\S+)", re.MULTILINE)
+_FAILED_ID = re.compile(r"^FAILED\s+(\S+::\S+)", re.MULTILINE)
+_JS_FAIL = re.compile(r"^\s*FAIL\s+(\S+\.(?:[cm]?[jt]sx?))\b", re.MULTILINE)
+
+
+def failing_gates(text: str) -> list[str]:
+    """Gate commands reported as failed in an error summary (`Gate `cmd` failed (exit 1):`)."""
+    return list(dict.fromkeys(m.group(1) for m in _GATE.finditer(text)))
+
+
+def failing_tests(text: str) -> list[str]:
+    """Test files named by the runner's failure lines (pytest `FAILED x::y`, jest/vitest `FAIL x`)."""
+    found = [m.group(1) for m in _FAILED_NODE.finditer(text)]
+    found += [m.group(1) for m in _JS_FAIL.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def failing_test_ids(text: str) -> list[str]:
+    """The pytest node ids of `FAILED file::test` summary lines, in order, once each."""
+    return list(dict.fromkeys(_FAILED_ID.findall(text)))

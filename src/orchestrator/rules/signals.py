@@ -1,0 +1,71 @@
+"""What a retry cannot fix, read from a failure text: a missing permission, requirements the
+agent finds unclear, a design question. The brain escalates on these (seed 001's ESCALATE rules).
+"""
+
+from __future__ import annotations
+
+import re
+
+from orchestrator.models import Category
+
+__all__ = ["CLARIFICATION", "DESIGN", "ESCALATIONS", "PERMISSION"]
+
+PERMISSION = re.compile(
+    r"\bEACCES\b|\bEPERM\b|\bEROFS\b|\bpermission denied\b|\boperation not permitted\b"
+    r"|\bPermissionError\b|\baccess (?:is )?denied\b|\bread-only file ?system\b",
+    re.I,
+)
+CLARIFICATION = re.compile(
+    r"\bneeds?\s+(?:human\s+)?(?:input|clarification|guidance|a\s+decision)\b"
+    r"|\bI\s+need\s+(?:clarification|more\s+(?:information|context|details))\b"
+    r"|\b(?:unclear|ambiguous|underspecified|vague)\s+(?:requirements?|spec(?:ification)?s?"
+    r"|instructions?|task)\b"
+    r"|\brequirements?\s+(?:are|is)\s+(?:unclear|ambiguous|underspecified|vague)\b"
+    r"|\bplease\s+clarify\b|\bclarification\s+(?:is\s+)?(?:needed|required)\b"
+    r"|\b(?:I'?m|I\s+am)\s+(?:confused|unsure|not\s+sure)\s+(?:about|what|which|how|whether)\b"
+    r"|\bcannot\s+proceed\s+without\b|\bNEEDS_HUMAN\b|\bSTATUS:\s*needs_human\b"
+    r"|\bwhich\s+(?:option|approach)\s+(?:do|would)\s+you\s+(?:prefer|like)\b",
+    re.I,
+)
+DESIGN = re.compile(
+    r"\barchitectur(?:e|al)\s+(?:issue|problem|flaw|change|decision|question|concern"
+    r"|limitation|rework)s?\b"
+    r"|\b(?:requires?|needs?|calls?\s+for)\s+(?:an?\s+)?(?:architectural|design|structural)"
+    r"\s+(?:change|decision|rework)s?\b"
+    r"|\bdesign\s+(?:issue|problem|flaw|decision|question)s?\b"
+    r"|\b(?:current|existing)\s+(?:architecture|design)\s+(?:does\s*n[o']t|cannot|can'?t|won'?t)\b"
+    r"|\bconflicting\s+(?:requirements?|constraints?|acceptance\s+criteria)\b"
+    r"|\brequirements?\s+(?:conflict|contradict)"
+    r"|\b(?:contradictory|mutually\s+exclusive|incompatible)\s+(?:requirements?|constraints?"
+    r"|criteria)\b"
+    r"|\b(?:requirements?|criteria|constraints?)\s+(?:are|is)\s+(?:contradictory|conflicting"
+    r"|mutually\s+exclusive|impossible|incompatible)\b"
+    r"|\bimpossible\s+(?:task|requirements?)\b|\b(?:task|this)\s+is\s+impossible\b"
+    r"|\bimpossible\s+to\s+satisfy\b|\bcannot\s+(?:all\s+|both\s+)?be\s+satisfied\b"
+    r"|\b(?:must|needs?\s+to|has\s+to|would\s+have\s+to)\s+be\s+(?:restructured|redesigned"
+    r"|re-?architected)\b"
+    r"|\bcircular\s+(?:import|dependenc(?:y|ies))\b.{0,160}?\b(?:restructur|redesign"
+    r"|re-?architect|architectur)",
+    re.I | re.S,
+)
+
+
+ESCALATIONS: tuple[tuple[re.Pattern[str], str, Category | None], ...] = (
+    (
+        PERMISSION,
+        "The agent lacks a permission (files, system or credentials) it cannot grant itself",
+        None,
+    ),
+    (
+        CLARIFICATION,
+        "The agent needs clarification: the requirements are unclear to it",
+        "ambiguous_requirements",
+    ),
+    (
+        DESIGN,
+        "A design/architecture problem, not a coding bug: a person has to decide",
+        "ambiguous_requirements",
+    ),
+)
+
+"""(pattern, why a person is needed, the seed-004 category when one applies), in this order."""
