@@ -20,7 +20,6 @@ from orchestrator.consultant import (
     checkpoint_before,
     consult,
     hil_options,
-    key_line,
     level_dir,
     read_user_decision,
     write_level1,
@@ -29,6 +28,7 @@ from orchestrator.consultant import (
     write_user_decision,
 )
 from orchestrator.models import Task, UserError
+from orchestrator.rules.failure import key_error_line as key_line
 
 ASSERTION = "AssertionError: assert 'a,b\\n' == 'a;b\\n'"
 

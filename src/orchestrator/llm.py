@@ -28,7 +28,11 @@ class LLMError(Exception):
 
 @runtime_checkable
 class LLMBackend(Protocol):
-    name: str
+    """The one LLM interface (interpreter, brain, consultant): one prompt in, one text out;
+    every failure raised (an `LLMError` from the backends here), so callers fall back to rules."""
+
+    @property
+    def name(self) -> str: ...
 
     def complete(self, prompt: str, *, timeout: float = 60) -> str: ...
 
