@@ -1,0 +1,85 @@
+"""agents/process.py against real subprocesses: every line reaches the callback, stdin and stdout
+flow together, timeouts kill the whole group, and a lingering descendant cannot hang a run."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from orchestrator.agents.process import run_process
+
+LINES = 300_000
+
+
+def _run(tmp_path: Path, code: str, **kw: object):  # type: ignore[no-untyped-def]
+    return run_process(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        stdout_path=tmp_path / "out.log",
+        stderr_path=tmp_path / "err.log",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_every_line_of_a_fast_8mb_output_reaches_the_callback(tmp_path: Path) -> None:
+    # ~8 MB in one burst, then a last line without a newline; the old reader saw 77,673 lines
+    code = (
+        "import sys\n"
+        f"sys.stdout.write(''.join(f'line {{i:06d}} ' + 'x' * 14 + '\\n' for i in range({LINES})))\n"
+        'sys.stdout.write(\'LAST {"type": "result"}\')\n'
+    )
+    seen: list[str] = []
+    proc = _run(tmp_path, code, on_line=seen.append)
+    assert proc.exit_code == 0
+    assert len(seen) == LINES + 1
+    assert seen[0] == "line 000000 " + "x" * 14
+    assert seen[LINES - 1] == f"line {LINES - 1:06d} " + "x" * 14
+    assert seen[-1] == 'LAST {"type": "result"}'
+    assert (tmp_path / "out.log").stat().st_size > 8_000_000
+
+
+def test_stdin_and_stdout_flow_together(tmp_path: Path) -> None:
+    """A prompt bigger than a pipe buffer echoed back while it is still being written."""
+    data = b"".join(b"%07d\n" % i for i in range(200_000))  # 1.6 MB
+    seen: list[str] = []
+    code = "import sys\nfor line in sys.stdin: sys.stdout.write(line)"
+    proc = _run(tmp_path, code, stdin_data=data, on_line=seen.append, timeout=60)
+    assert proc.exit_code == 0 and not proc.timed_out
+    assert len(seen) == 200_000 and seen[-1] == "0199999"
+    assert (tmp_path / "out.log").read_bytes() == data
+
+
+def test_timeout_kills_the_group_and_keeps_the_lines_so_far(tmp_path: Path) -> None:
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    seen: list[str] = []
+    began = time.monotonic()
+    proc = _run(tmp_path, code, on_line=seen.append, timeout=1.0)
+    assert proc.timed_out and proc.exit_code != 0
+    assert seen == ["started"]
+    assert time.monotonic() - began < 10  # the sleeping grandchild was killed with the group
+
+
+def test_a_descendant_holding_stdout_does_not_hang_the_run(tmp_path: Path) -> None:
+    code = (
+        "import subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(5)'])\n"
+        "print('done')\n"
+    )
+    seen: list[str] = []
+    began = time.monotonic()
+    proc = _run(tmp_path, code, on_line=seen.append)
+    assert proc.exit_code == 0 and not proc.timed_out
+    assert seen == ["done"]
+    assert time.monotonic() - began < 10
+
+
+def test_without_a_callback_output_goes_to_the_file(tmp_path: Path) -> None:
+    proc = _run(tmp_path, "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)")
+    assert proc.exit_code == 3
+    assert proc.stdout_tail() == "out\n" and proc.stderr_tail() == "err\n"
