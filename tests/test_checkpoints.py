@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -255,3 +256,42 @@ def test_a_run_folder_elsewhere_in_the_workdir_is_never_snapshotted(
     assert not (repo / "a.py").exists()
     files = git(repo, "ls-tree", "-r", "--name-only", one).split()
     assert "a.py" in files and not any(f.startswith("runs/") for f in files)
+
+
+def _git_calls(cp: Checkpoints) -> list[list[str]]:
+    """Record the git subcommands a Checkpoints instance runs (the real git still runs)."""
+    calls: list[list[str]] = []
+    real = cp._run
+
+    def counting(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(list(args))
+        return real(*args, **kw)
+
+    cp._run = counting  # type: ignore[method-assign]
+    return calls
+
+
+def test_an_unchanged_tree_makes_no_commit_and_its_label_still_resolves(repo: Path) -> None:
+    cp = Checkpoints(repo, run_folder(repo), "r1")
+    start = cp.baseline()
+    write(repo / "a.py", "a\n")
+    one = cp.commit("1.1", "Task 1.1")
+    calls = _git_calls(cp)
+    assert cp.commit("1.2", "Task 1.2: changed nothing") == one
+    # no commit-tree/update-ref; write-tree only when git rewrote the index (racy timestamps)
+    assert [c[0] for c in calls] in (["add"], ["add", "write-tree"])
+    calls.clear()
+    assert cp.commit("1.3", "Task 1.3: again nothing") == one
+    assert [c[0] for c in calls] in (["add"], ["add", "write-tree"])
+    calls.clear()
+    write(repo / "b.py", "b\n")
+    two = cp.commit("1.4", "Task 1.4")
+    assert [c[0] for c in calls] == ["add", "write-tree", "commit-tree", "update-ref"]
+    assert git(repo, "rev-parse", "refs/heads/orchestrator/r1").strip() == two
+    assert git(repo, "rev-parse", f"{two}^").strip() == one  # no commit in between
+
+    again = Checkpoints(repo, run_folder(repo), "r1")  # a resumed run reads the labels back
+    labels = [("start", start), ("1.1", one), ("1.2", one), ("1.3", one), ("1.4", two)]
+    assert again.list() == labels
+    again.revert_to("1.3")
+    assert not (repo / "b.py").exists() and (repo / "a.py").exists()

@@ -10,6 +10,11 @@ other workdir gets a private repository at `<run_folder>/git`.
 It is for a *new* run only: on resume the lead does not call it, since the files left by the
 run's own interrupted attempt are exactly what the next checkpoint or revert deals with.
 `is_dirty` is there for a caller that wants to show them.
+
+A checkpoint costs one `git add -A` when nothing changed (plus a `write-tree` when git rewrote the
+index anyway, e.g. for files touched in the same second): no commit is made, and the label is
+noted in `<run_folder>/checkpoints.labels` against the tip, so `list`/`sha_of`/`revert_to` still
+find it. A change costs `add`, `write-tree`, `commit-tree` and `update-ref`; the tip is read once.
 """
 
 from __future__ import annotations
@@ -53,10 +58,17 @@ _REPO_ENV = (
 )
 _TRAILER_LINE = re.compile(rf"^{CHECKPOINT_TRAILER}:\s*(.+?)\s*$", re.MULTILINE)
 _RUN_LINE = re.compile(rf"^{RUN_TRAILER}:\s*(.+?)\s*$", re.MULTILINE)
+_UNREAD = "unread"
+"""The tip not yet read from git (it is cached once read: only this run writes its branch)."""
 
 
 class CheckpointError(UserError):
     """git is missing, or a git command failed; shown as one line."""
+
+
+def _check_label(label: str) -> None:
+    if "\n" in label or not label.strip():
+        raise CheckpointError(f"invalid checkpoint label {label!r}")
 
 
 class Checkpoints:
@@ -85,6 +97,11 @@ class Checkpoints:
         self._env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
         self._env.update(_IDENTITY, LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
         self._index = self.run_folder / "checkpoints.index"
+        self._aliases = self.run_folder / "checkpoints.labels"
+        self._tip_sha: str | None = _UNREAD
+        self._tip_tree: str | None = None
+        self._settled: tuple[int, ...] | None = None
+        """The index file's identity right after the last checkpoint: equal means no change."""
 
         if not self._probe_ok("check-ref-format", self.ref):
             raise CheckpointError(f"run id {run_id!r} cannot be a git branch name")
@@ -151,9 +168,11 @@ class Checkpoints:
         return existing if existing else self.commit(START_LABEL, "Run start")
 
     def commit(self, label: str, message: str) -> str:
-        """Snapshot the workdir as it is now (label = the completed task's id); returns the sha."""
+        """Snapshot the workdir as it is now (label = the completed task's id); returns the sha
+        (the tip's when nothing changed since it: see the module docstring)."""
+        _check_label(label)
         self._stage()
-        return self._record(label, message)
+        return self._snapshot(label, message)
 
     def revert_to(self, label: str) -> str:
         """Make the workdir's files equal to the snapshot `label`, then record the result as a
@@ -184,7 +203,7 @@ class Checkpoints:
                 "checkout-index", "-f", "-u", "-z", "--stdin", input="\0".join(sorted(wanted))
             )
         self._stage()
-        return self._record(f"revert-to-{label}", f"Revert workdir to checkpoint {label}")
+        return self._snapshot(f"revert-to-{label}", f"Revert workdir to checkpoint {label}")
 
     def sha_of(self, label: str) -> str:
         """The newest checkpoint with this label; CheckpointError when there is none."""
@@ -197,10 +216,17 @@ class Checkpoints:
         return sha
 
     def list(self) -> builtins.list[tuple[str, str]]:
-        """(label, sha) of this run's checkpoints, oldest first."""
+        """(label, sha) of this run's checkpoints, oldest first (a label noted without a commit
+        comes right after the commit it shares its tree with)."""
         tip = self._tip()
         if tip is None:
             return []
+        noted: dict[str, builtins.list[str]] = {}
+        if self._aliases.exists():
+            for row in self._aliases.read_text(encoding="utf-8").splitlines():
+                sha, _, lbl = row.partition(" ")
+                if lbl:
+                    noted.setdefault(sha, []).append(lbl)
         out = self._run("log", "--first-parent", "--format=%H%x00%B%x1e", tip).stdout
         found: builtins.list[tuple[str, str]] = []
         for record in out.split("\x1e"):
@@ -209,6 +235,7 @@ class Checkpoints:
             label = _TRAILER_LINE.search(body)
             if not sha or run is None or run.group(1) != self.run_id or label is None:
                 break  # the user's history before the run's first checkpoint
+            found += [(lbl, sha) for lbl in reversed(noted.get(sha, []))]
             found.append((label.group(1), sha))
         found.reverse()
         return found
@@ -233,8 +260,45 @@ class Checkpoints:
         return None
 
     def _tip(self) -> str | None:
-        res = self._run("rev-parse", "--verify", "-q", f"{self.ref}^{{commit}}", check=False)
-        return (res.stdout.strip() or None) if res.returncode == 0 else None
+        if self._tip_sha == _UNREAD:
+            out = self._run("for-each-ref", "--count=1", "--format=%(objectname) %(tree)", self.ref)
+            sha, _, tree = out.stdout.strip().partition(" ")
+            self._tip_sha, self._tip_tree = (sha, tree) if sha else (None, None)
+        return self._tip_sha
+
+    def _index_identity(self) -> tuple[int, ...] | None:
+        """Which index file this is: git rewrites it by rename, and its last bytes are a hash."""
+        try:
+            with self._index.open("rb") as fh:
+                st = os.fstat(fh.fileno())
+                fh.seek(max(0, st.st_size - 32))
+                digest = int.from_bytes(fh.read(), "big")
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
+
+    def _snapshot(self, label: str, message: str) -> str:
+        """Record the staged index as checkpoint `label`: a commit only when the tree changed."""
+        tip = self._tip()
+        if (
+            tip is not None
+            and self._settled is not None
+            and self._settled == self._index_identity()
+        ):
+            return self._note(label, tip)
+        tree = self._run("write-tree").stdout.strip()
+        if tip is not None and tree == self._tip_tree:
+            self._settled = self._index_identity()
+            return self._note(label, tip)
+        sha = self._record(label, message, tree)
+        self._settled = self._index_identity()
+        return sha
+
+    def _note(self, label: str, sha: str) -> str:
+        """Label the unchanged tip without a commit."""
+        with self._aliases.open("a", encoding="utf-8") as fh:
+            fh.write(f"{sha} {label}\n")
+        return sha
 
     def _stage(self) -> None:
         """Bring the temporary index up to the workdir's current files."""
@@ -253,10 +317,7 @@ class Checkpoints:
         res = self._run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
         return (res.stdout.strip() or None) if res.returncode == 0 else None
 
-    def _record(self, label: str, message: str) -> str:
-        if "\n" in label or not label.strip():
-            raise CheckpointError(f"invalid checkpoint label {label!r}")
-        tree = self._run("write-tree").stdout.strip()
+    def _record(self, label: str, message: str, tree: str) -> str:
         old = self._tip()
         parent = old or self._user_head()
         body = (
@@ -268,7 +329,9 @@ class Checkpoints:
             args += ["-p", parent]
         sha = self._run(*args, input=body).stdout.strip()
         # Compare-and-swap against the tip we built on (all zeros: the branch must not exist).
+        self._tip_sha = _UNREAD  # should the swap fail, read the branch again next time
         self._run("update-ref", "-m", f"checkpoint {label}", self.ref, sha, old or "0" * 40)
+        self._tip_sha, self._tip_tree = sha, tree
         return sha
 
     def _ls_tree(self, commit: str) -> builtins.list[str]:
