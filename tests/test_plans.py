@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import subprocess
 import sys
@@ -561,3 +563,95 @@ def test_gsd_example_passes_its_checks(tmp_path: Path) -> None:
     assert all(r.returncode == 0 for r in run_gates(plan.task("1").verify, tmp_path))
     apply_writes(scenario, "2", 1, tmp_path)
     assert all(r.returncode == 0 for r in run_gates(plan.verification, tmp_path))
+
+
+# --- GSD checkpoints block what follows; a decision keeps its options ---------------------------
+GSD_DECISION = """\
+---
+phase: 3
+plan: 1
+---
+<tasks>
+<task type="auto">
+  <name>Task 1: Schema</name>
+  <action>Write the schema</action>
+</task>
+<task type="checkpoint:decision" gate="blocking">
+  <decision>Select authentication provider</decision>
+  <context>We need user authentication.</context>
+  <options>
+    <option id="supabase">
+      <name>Supabase Auth</name>
+      <pros>Built in with the database we use</pros>
+      <cons>Less customizable UI</cons>
+    </option>
+    <option id="clerk"><name>Clerk</name><pros>Best UI</pros><cons>Paid</cons></option>
+  </options>
+  <recommendation>clerk</recommendation>
+  <resume-signal>Select: supabase or clerk</resume-signal>
+</task>
+<task type="auto">
+  <name>Task 3: Login</name>
+  <action>Build the login page</action>
+</task>
+<task type="checkpoint:human-verify">
+  <what-built>The login page</what-built>
+</task>
+<task type="auto">
+  <name>Task 5: Logout</name>
+  <action>Build logout</action>
+</task>
+</tasks>
+"""
+
+
+def test_gsd_checkpoints_block_every_later_task() -> None:
+    plan = parse_plan(GSD_DECISION, "PLAN.md")
+    deps = {t.id: t.depends_on for t in plan.tasks}
+    assert deps == {"1": [], "2": [], "3": ["2"], "4": ["2"], "5": ["2", "4"]}
+    assert [t.id for t in order(plan)] == ["1", "2", "3", "4", "5"]
+
+
+def test_gsd_decision_checkpoint_keeps_its_options_and_recommendation() -> None:
+    decision = parse_plan(GSD_DECISION, "PLAN.md").tasks[1]
+    assert decision.extra["checkpoint_options"] == ["Supabase Auth", "Clerk"]
+    assert decision.extra["checkpoint_recommendation"] == "Clerk"
+    assert decision.extra["checkpoint_option_details"][0] == {
+        "id": "supabase",
+        "name": "Supabase Auth",
+        "pros": "Built in with the database we use",
+        "cons": "Less customizable UI",
+    }
+    plain = GSD_DECISION.replace(
+        GSD_DECISION[GSD_DECISION.index("  <options>") : GSD_DECISION.index("  <resume-signal>")],
+        "  <options>\n  Pick one:\n  - A) Postgres (recommended)\n  - B) SQLite\n  </options>\n",
+    )
+    decision = parse_plan(plain, "PLAN.md").tasks[1]
+    assert decision.extra["checkpoint_options"] == ["Postgres", "SQLite"]
+    assert decision.extra["checkpoint_recommendation"] == "Postgres"
+    verify = parse_plan(GSD_DECISION, "PLAN.md").tasks[3]
+    assert "checkpoint_options" not in verify.extra
+
+
+def test_plan_show_lists_the_checkpoint_dependencies(tmp_path: Path) -> None:
+    (tmp_path / "PLAN.md").write_text(GSD_DECISION)
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "plan", "show", "PLAN.md", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    tasks = json.loads(proc.stdout)["tasks"]
+    assert tasks[4]["depends_on"] == ["2", "4"]
+    assert tasks[1]["extra"]["checkpoint_options"] == ["Supabase Auth", "Clerk"]
+    table = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "plan", "show", "PLAN.md"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert "2, 4" in table.stdout, table.stdout

@@ -217,6 +217,7 @@ def parse_gsd(lines: list[str], start: int, path: str, frontmatter: dict[str, An
     scanner = _Scanner(lines, start, path)
     raw_tasks, others, prose = scanner.top_level()
     tasks = [_task(scanner, el, k, path) for k, el in enumerate(raw_tasks, 1)]
+    _block_after_checkpoints(tasks)
     extra: dict[str, Any] = {}
     verification: list[str] = []
     for el in others:
@@ -252,6 +253,76 @@ def _title(prose: list[str], extra: dict[str, Any], frontmatter: dict[str, Any])
     if "phase" in frontmatter:
         return f"Phase {frontmatter['phase']}, plan {frontmatter.get('plan', '?')}"
     return ""
+
+
+def _block_after_checkpoints(tasks: list[Task]) -> None:
+    """GSD runs a plan top to bottom and a `checkpoint:*` stops it until a person is done: every
+    later task depends on the checkpoint, so a paused checkpoint is not run around."""
+    for i, checkpoint in enumerate(tasks):
+        if checkpoint.checkpoint:
+            for later in tasks[i + 1 :]:
+                if later.id != checkpoint.id and checkpoint.id not in later.depends_on:
+                    later.depends_on.append(checkpoint.id)
+
+
+_OPTION = re.compile(r"<option\b([^<>]*?)(/?)>(.*?)(?:</option>|(?=<option\b)|$)", re.S)
+_OPTION_PART = re.compile(r"<(name|pros|cons|description)\b[^<>]*>(.*?)</\1>", re.S)
+_LETTERED = re.compile(r"^(?:[A-Za-z][).:]|\(?[A-Za-z]\))\s+")
+_RECOMMENDED = re.compile(r"\s*\((?:recommended|recommendation)\)\s*$", re.I)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def decision_options(content: str) -> tuple[list[str], str | None, list[dict[str, str]]]:
+    """A `checkpoint:decision`'s `<options>`: (option names, the recommended one, details).
+
+    GSD writes `<option id="x"><name>…</name><pros>…</pros><cons>…</cons></option>`; a plain
+    list (`- A) Supabase`, one per line) is read too. An option is recommended by a
+    `recommended` attribute or a "(recommended)" after its name."""
+    names: list[str] = []
+    details: list[dict[str, str]] = []
+    recommended: str | None = None
+    found = list(_OPTION.finditer(content))
+    if found:
+        for m in found:
+            attrs = attributes(m.group(1))
+            parts = {k: _words(v) for k, v in _OPTION_PART.findall(m.group(3))}
+            name = parts.get("name") or _words(re.sub(r"<[^<>]*>", " ", m.group(3)))
+            name = name or attrs.get("id", "")
+            if not name:
+                continue
+            flagged = "recommended" in attrs or bool(_RECOMMENDED.search(name))
+            name = _RECOMMENDED.sub("", name)
+            names.append(name)
+            details.append({"id": attrs.get("id", ""), **parts, "name": name})
+            if flagged and recommended is None:
+                recommended = name
+    else:
+        lines = [ln.strip() for ln in content.split("\n") if ln.strip()]
+        marked = [ln for ln in lines if _LIST_MARKER.match(ln) or _LETTERED.match(ln)]
+        for line in marked or lines:
+            item = _LETTERED.sub("", _LIST_MARKER.sub("", line)).strip()
+            if not item:
+                continue
+            flagged = bool(_RECOMMENDED.search(item))
+            item = _RECOMMENDED.sub("", item)
+            names.append(item)
+            details.append({"name": item})
+            if flagged and recommended is None:
+                recommended = item
+    return names, recommended, details
+
+
+def _recommendation(text: str, names: list[str], details: list[dict[str, str]]) -> str | None:
+    """A `<recommendation>` naming an option (by id or name) is that option; other text stays."""
+    said = _words(text)
+    low = said.lower()
+    for name, detail in zip(names, details, strict=True):
+        if low in (name.lower(), detail.get("id", "").lower()) or low.startswith(name.lower()):
+            return name
+    return said or None
 
 
 def _task(scanner: _Scanner, el: _Element, index: int, path: str) -> Task:
@@ -301,5 +372,14 @@ def _task(scanner: _Scanner, el: _Element, index: int, path: str) -> Task:
     extra.update(child_attrs)
     if el.text:
         extra["text"] = "\n".join(t for t in el.text if t)
+    if task_type.lower() == "checkpoint:decision" and "options" in parts:
+        names, recommended, details = decision_options(parts["options"])
+        if names:
+            extra["checkpoint_options"] = names
+            extra["checkpoint_option_details"] = details
+            said = parts.get("recommendation")
+            recommended = _recommendation(said, names, details) if said else recommended
+            if recommended:
+                extra["checkpoint_recommendation"] = recommended
     task.extra = extra
     return task
