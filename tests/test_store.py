@@ -13,8 +13,10 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
+from orchestrator.lock import RunLocked
 from orchestrator.models import Plan, Task, TaskStatus, UserError
-from orchestrator.store import AlreadyAnswered, RunLocked, Store
+from orchestrator.store import AlreadyAnswered, Store
+from orchestrator.transitions import task_values
 
 PG_URL = os.environ.get("ORCHESTRATOR_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -76,12 +78,10 @@ def test_run_tasks_and_attempt_roundtrip(store: Store, tmp_path: Path) -> None:
     assert [t["status"] for t in store.tasks("r1")] == ["PENDING", "PENDING"]
     n = store.begin_attempt("r1", "1.1", tmp_path / "1.1", "replay")
     assert n == 1 and store.task("r1", "1.1")["status"] == "RUNNING"
-    store.finish_attempt(
+    store.record(
         "r1",
         "1.1",
-        1,
-        verdict="failed",
-        result={"exit_code": 1, "error_summary": "boom"},
+        attempt=(1, "failed", {"exit_code": 1, "error_summary": "boom"}),
         task_values={"status": "PENDING", "attempts_since_resume": 1},
         event_kind="attempt_finished",
         payload={"action": "retry"},
@@ -115,15 +115,23 @@ def test_escalation_pauses_task_answer_once_and_resume_resets_counters(
 ) -> None:
     store.create_run("r1", _plan(), tmp_path, "replay", {})
     store.update_task("r1", "1.1", attempts_since_resume=5, level=1, level_attempts=2)
-    esc = store.open_escalation(
+    row = store.task("r1", "1.1")
+    esc = store.record(
         "r1",
         "1.1",
-        question="Which cache?",
-        options=["Redis", "In-memory"],
-        recommendation="In-memory",
-        category="ambiguous_requirements",
-        level=2,
+        event_kind="escalate",
+        payload={},
+        task_values=task_values("escalate", row),
+        escalation={
+            "question": "Which cache?",
+            "asker": "agent",
+            "options": ["Redis", "In-memory"],
+            "recommendation": "In-memory",
+            "category": "ambiguous_requirements",
+            "level": 2,
+        },
     )
+    assert esc is not None and store.escalation(esc)["asker"] == "agent"  # type: ignore[index]
     assert store.task("r1", "1.1")["status"] == TaskStatus.PAUSED_FOR_INTERVENTION.value
     seed003 = [e["payload"] for e in store.events("r1", "escalation")]
     assert seed003 == [{"task_id": "1.1", "attempt_count": 5, "state": "PAUSED_FOR_INTERVENTION"}]
@@ -133,7 +141,8 @@ def test_escalation_pauses_task_answer_once_and_resume_resets_counters(
     assert row["status"] == "answered" and row["wait_s"] >= 0 and row["responder"] == "ada"
     with pytest.raises(AlreadyAnswered, match="already answered by ada via cli"):
         store.answer_escalation(esc, response="A", kind="option", responder="bob", channel="cli")
-    store.resume_task("r1", "1.1", guidance="use in-memory")
+    values = task_values("answer_guidance", store.task("r1", "1.1"), guidance="use in-memory")
+    store.record("r1", "1.1", event_kind="task_resumed", payload={}, task_values=values)
     t = store.task("r1", "1.1")
     assert (
         t["status"],

@@ -12,16 +12,22 @@ import json
 import secrets
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.agents.base import Agent
+from orchestrator.artifacts import run_folder
 from orchestrator.config import REDACTED, Settings, Sources, flatten, load_settings, redact
 from orchestrator.console import Reporter
 from orchestrator.humans import Answer, answer_from_flags, record_answer
 from orchestrator.models import UserError
 from orchestrator.plans import load_plan
-from orchestrator.runner import Runner, RunOutcome, run_folder, with_verification
+from orchestrator.plans.verification import with_verification
+from orchestrator.runner import Runner, RunOutcome
+from orchestrator.rows import EscalationRow
 from orchestrator.store import AlreadyAnswered, Row, Store, answered_message
+
+if TYPE_CHECKING:
+    from orchestrator.checkpoints import Checkpoints
 
 
 def open_store(db: str | None = None, settings: Settings | None = None) -> Store:
@@ -68,17 +74,53 @@ def run(
         "scenario": str(Path(settings.scenario).resolve()) if settings.scenario else None,
         "workdir": str(workdir),
     }
-    from orchestrator.ladder import RunHooks
+    checkpoints = None
+    if settings.checkpoints:  # a dirty tree is refused (unless allowed) before anything is recorded
+        from orchestrator.checkpoints import Checkpoints
 
-    hooks = RunHooks.for_new_run(settings, workdir, run_folder(meta, run_id), run_id)
+        checkpoints = Checkpoints(workdir, run_folder(meta, run_id), run_id)
+        checkpoints.preflight(settings.allow_dirty)
+        checkpoints.baseline()
     store.create_run(run_id, plan, workdir, agent.name, meta)
-    runner = Runner(
-        store, run_id, settings, agent, reporter=reporter, interactive=interactive, hooks=hooks
-    )
-    runner.report.line(
-        f"Run {run_id}: {len(plan.tasks)} tasks from {path} with agent {agent.name}", "dim"
-    )
+    runner = build_runner(store, run_id, settings, agent, reporter, interactive, checkpoints)
     return runner.execute()
+
+
+def build_runner(
+    store: Store,
+    run_id: str,
+    settings: Settings,
+    agent: Agent,
+    reporter: Reporter | None,
+    interactive: bool | None,
+    checkpoints: Checkpoints | None,
+) -> Runner:
+    """The loop with its observers: the console, git checkpoints and seed 002's escalation files."""
+    from orchestrator.events import Bus
+    from orchestrator.humans import ask_in_terminal
+    from orchestrator.ladder import Consultant
+    from orchestrator.observers.checkpoints import CheckpointObserver
+    from orchestrator.observers.console import ConsoleObserver
+    from orchestrator.observers.files import EscalationFiles
+
+    report = reporter or Reporter()
+    bus = Bus()
+    runner = Runner(
+        store,
+        run_id,
+        settings,
+        agent,
+        bus=bus,
+        ask=lambda esc: ask_in_terminal(report.console, esc),
+        interactive=interactive,
+    )
+    bus.observers += [ConsoleObserver(report, runner.mode), EscalationFiles(runner.folder)]
+    if checkpoints is not None:
+        bus.critical.append(CheckpointObserver(checkpoints, store, bus))
+    runner.consult = Consultant(
+        store, run_id, runner.plan, settings, agent.name, runner.judge.llm, checkpoints, bus
+    )
+    return runner
 
 
 def resume_settings(
@@ -117,14 +159,15 @@ def resume(
     meta |= redact(settings.model_dump())
     store.update_settings(run_id, meta)
     agent = make_agent(settings, Path(meta.get("plan_file", row["plan_path"])))
-    from orchestrator.ladder import RunHooks
+    checkpoints = None
+    if (
+        settings.checkpoints
+    ):  # no dirty-tree check: this run's own interrupted work must not block it
+        from orchestrator.checkpoints import Checkpoints
 
-    hooks = RunHooks.for_resume(settings, Path(row["workdir"]), run_folder(meta, run_id), run_id)
-    runner = Runner(
-        store, run_id, settings, agent, reporter=reporter, interactive=interactive, hooks=hooks
-    )
-    runner.report.line(f"Resuming run {run_id}", "dim")
-    return runner.execute()
+        checkpoints = Checkpoints(Path(row["workdir"]), run_folder(meta, run_id), run_id)
+    runner = build_runner(store, run_id, settings, agent, reporter, interactive, checkpoints)
+    return runner.execute(resumed=True)
 
 
 def answer(
@@ -139,7 +182,7 @@ def answer(
     db: str | None = None,
     responder: str | None = None,
     channel: str = "cli",
-) -> Row:
+) -> EscalationRow:
     """Answer an open escalation once; `resume` then acts on it (a waiting runner acts at once)."""
     store = open_store(db)
     esc = store.escalation(esc_id)
@@ -148,7 +191,7 @@ def answer(
     if esc["status"] == "answered":
         raise AlreadyAnswered(answered_message(esc))
     from orchestrator.consultant import read_user_decision, write_user_decision
-    from orchestrator.ladder import level2_for
+    from orchestrator.observers.files import level2_for
 
     run = store.run(esc["run_id"])
     folder = None
@@ -209,5 +252,5 @@ def list_runs(db: str | None = None) -> list[Row]:
 
 def list_escalations(
     run_id: str | None = None, db: str | None = None, open_only: bool = True
-) -> list[Row]:
+) -> list[EscalationRow]:
     return open_store(db).escalations(run_id, open_only=open_only)

@@ -9,14 +9,15 @@ not proof), then the loop detector and the hard cap as guardrails, then the brai
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
-from orchestrator.agents.base import AgentResult, HumanQuestion
+from orchestrator.agents.base import AgentResult
+from orchestrator.asking import EscalationDraft, after_failures, agent_question, why_for
 from orchestrator.brain import Brain
 from orchestrator.config import Settings
 from orchestrator.gates import GateResult
-from orchestrator.interpret import WHY, Interpretation, interpret
+from orchestrator.interpret import Interpretation, interpret
 from orchestrator.llm import LLMBackend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
 from orchestrator.models import Task
@@ -24,39 +25,13 @@ from orchestrator.models import Task
 AttemptVerdict = Literal["completed", "needs_human", "failed", "rate_limited"]
 
 
-def why_for(category: str | None) -> str | None:
-    """Seed 004's plain-language reason for an always-escalate category."""
-    return next((text for cat, text in WHY.items() if cat == category), None)
-
-
-Action = Literal["complete", "retry", "consult", "escalate", "wait"]
-
-
-@dataclass
-class EscalationDraft:
-    question: str
-    options: list[str] = field(default_factory=list)
-    recommendation: str | None = None
-    category: str | None = None
-    why: str | None = None
-    level: int = 2
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def fields(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "options": self.options,
-            "recommendation": self.recommendation,
-            "category": self.category,
-            "why": self.why,
-            "level": self.level,
-            "detail": self.detail,
-        }
+Outcome = Literal["complete", "retry", "consult", "escalate", "wait"]
+"""The judge's share of the outcomes in `transitions.TABLE`."""
 
 
 @dataclass
 class Decision:
-    action: Action
+    outcome: Outcome
     verdict: AttemptVerdict
     reason: str
     error_summary: str | None = None
@@ -66,7 +41,12 @@ class Decision:
     interpretation: Interpretation | None = None
     wait_until: float | None = None
     headline: str | None = None
-    """The console line that announces an escalation (`LOOP DETECTED: …`, `NEEDS HUMAN INPUT`)."""
+    """Display only: the line that announces a climb of the ladder (`LOOP DETECTED: …`)."""
+
+    @property
+    def action(self) -> str:
+        """The name recorded in decision.json and the attempts table."""
+        return self.outcome
 
 
 @dataclass
@@ -76,13 +56,6 @@ class TaskState:
     failures_since_resume: list[str]
     level: int = 0
     level_attempts: int = 0
-
-
-HUMAN_OPTIONS = [
-    "Retry with guidance (type it as your answer)",
-    "Skip this task",
-    "Abort the run",
-]
 
 
 def failure_text(
@@ -154,7 +127,13 @@ class Judge:
                     error_summary=result.error,
                     wait_until=float(retry_at),
                 )
-            return self._asked(result.question)
+            return Decision(
+                "escalate",
+                "needs_human",
+                result.question.why or "the agent asked a question",
+                escalation=agent_question(result.question, structured=True),
+                headline="NEEDS HUMAN INPUT",
+            )
         interp = self.interpret(result.output)
         if result.error and interp.category is None:
             # an API error from the agent (401, quota, refused connection) is the agent's output too
@@ -172,11 +151,12 @@ class Judge:
                 error_summary=failure_text(result, gates, interp) if gates_failed else None,
                 escalation=EscalationDraft(
                     question=interp.question or "The agent needs a decision; see its output.",
+                    asker="agent",
                     options=list(interp.options),
                     recommendation=interp.recommendation,
                     category=interp.category,
                     why=interp.why or why_for(interp.category),
-                    detail={"source": interp.source, "asker": "The agent"},
+                    detail={"source": interp.source},
                 ),
                 interpretation=interp,
                 headline="NEEDS HUMAN INPUT",
@@ -218,7 +198,9 @@ class Judge:
         if failed_here >= max_attempts:
             msg = f"Task {task.id} failed {failed_here} times"
             return self._next_level(task, state, error, msg, headline=f"ESCALATING: {msg}")
-        brain = self.brain.should_retry_or_escalate(task.id, task.title, window, len(window))
+        brain = self.brain.should_retry_or_escalate(
+            task.id, task.title, window, len(window), loops_checked=True
+        )
         if brain.decision == "escalate":
             return self._human(
                 task,
@@ -234,22 +216,6 @@ class Judge:
             error_summary=error,
             guidance=brain.guidance_for_retry,
             interpretation=interp,
-        )
-
-    def _asked(self, q: HumanQuestion) -> Decision:
-        return Decision(
-            "escalate",
-            "needs_human",
-            q.why or "the agent asked a question",
-            escalation=EscalationDraft(
-                question=q.question,
-                options=list(q.options),
-                recommendation=q.recommendation,
-                category=q.category,
-                why=q.why or why_for(q.category),
-                detail={**q.detail, "asker": "The agent", "structured": True},
-            ),
-            headline="NEEDS HUMAN INPUT",
         )
 
     def _next_level(
@@ -278,8 +244,6 @@ class Judge:
         category: str | None = None,
         headline: str,
     ) -> Decision:
-        similar = f" Error similarity: {loop.similarity:.0%}." if loop else ""
-        last = "\n".join(error.strip().splitlines()[-8:])
         return Decision(
             "escalate",
             "failed",
@@ -287,17 +251,11 @@ class Judge:
             error_summary=error,
             loop=loop,
             headline=headline,
-            escalation=EscalationDraft(
-                question=f"{reason}.{similar} How should I proceed?\n\nLast error:\n{last}",
-                options=list(HUMAN_OPTIONS),
-                recommendation=None,
+            escalation=after_failures(
+                reason,
+                error,
                 category=category,
-                why=why_for(category),
-                detail={
-                    "asker": "The orchestrator",
-                    "actions": ["retry", "skip", "abort"],
-                    "loop": loop.kind if loop else None,
-                    "similarity": loop.similarity if loop else None,
-                },
+                loop_kind=loop.kind if loop else None,
+                similarity=loop.similarity if loop else None,
             ),
         )

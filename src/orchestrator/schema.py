@@ -52,6 +52,7 @@ tasks = Table(
     Column("guidance", Text),
     Column("session_id", String(255)),
     Column("updated_at", Float, nullable=False),
+    Column("overrides_json", Text),
     CheckConstraint(_status_check, name="ck_tasks_status"),
     ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
     UniqueConstraint("run_id", "task_id", name="uq_tasks_run_task"),
@@ -106,6 +107,7 @@ escalations = Table(
     Column("created_at", Float, nullable=False),
     Column("answered_at", Float),
     Column("wait_s", Float),
+    Column("asker", String(16), nullable=False, server_default="agent"),
     CheckConstraint("status IN ('open', 'answered')", name="ck_escalations_status"),
     ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
 )

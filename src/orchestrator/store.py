@@ -9,28 +9,24 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
+from orchestrator.lock import RunLock
 from orchestrator.models import Plan, TaskStatus, UserError
+from orchestrator.rows import AttemptRow, EscalationRow, RunRow, TaskRow
 from orchestrator.schema import attempts, escalations, events, runs, tasks
 
 Row = dict[str, Any]
-
-
-class RunLocked(UserError):
-    """Another live process is driving this run."""
 
 
 class AlreadyAnswered(UserError):
@@ -58,17 +54,7 @@ def _normalise_url(url: str) -> str:
     return url
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-class Store:
+class Store(RunLock):
     """All reads and writes of run state go through here (parameterised statements only)."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -197,10 +183,10 @@ class Store:
                 {"plan": plan.path, "tasks": len(plan.tasks), "agent": agent},
             )
 
-    def run(self, run_id: str) -> Row | None:
+    def run(self, run_id: str) -> RunRow | None:
         with self.engine.connect() as conn:
             r = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
-            return dict(r) if r else None
+            return cast(RunRow, dict(r)) if r else None
 
     def latest_run_id(self) -> str | None:
         with self.engine.connect() as conn:
@@ -238,76 +224,22 @@ class Store:
                 .values(settings_json=json.dumps(settings, default=str))
             )
 
-    # -- the run lock: one runner per run; a dead owner's lock is taken over --------------------
-    def acquire_lock(self, run_id: str) -> str:
-        host, pid = socket.gethostname(), os.getpid()
-        token = f"{host}:{pid}:{uuid.uuid4().hex[:8]}"
-        with self.tx() as conn:
-            row = (
-                conn.execute(
-                    select(
-                        runs.c.lock_owner, runs.c.lock_pid, runs.c.lock_host, runs.c.lock_heartbeat
-                    ).where(runs.c.id == run_id)
-                )
-                .mappings()
-                .first()
-            )
-            if row is None:
-                raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
-            if row["lock_owner"] and self._lock_live(row):
-                raise RunLocked(
-                    f"run {run_id} is already being driven by pid {row['lock_pid']} on {row['lock_host']}; "
-                    "wait for it to finish or stop it (Ctrl-C) before resuming"
-                )
-            taken = conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id)
-                .where(
-                    runs.c.lock_owner.is_(None)
-                    if row["lock_owner"] is None
-                    else runs.c.lock_owner == row["lock_owner"]
-                )
-                .values(lock_owner=token, lock_pid=pid, lock_host=host, lock_heartbeat=time.time())
-            ).rowcount
-            if taken != 1:
-                raise RunLocked(f"run {run_id} was taken by another runner just now; try again")
-            if row["lock_owner"]:
-                self._event(conn, run_id, "stale_lock_taken_over", {"previous": row["lock_owner"]})
-        return token
-
-    @staticmethod
-    def _lock_live(row: Any, stale_after: float = 120.0) -> bool:
-        if row["lock_host"] == socket.gethostname():
-            return bool(row["lock_pid"]) and _pid_alive(int(row["lock_pid"]))
-        return (
-            bool(row["lock_heartbeat"]) and time.time() - float(row["lock_heartbeat"]) < stale_after
-        )
-
-    def heartbeat(self, run_id: str, token: str) -> None:
-        with self.tx() as conn:
-            conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id, runs.c.lock_owner == token)
-                .values(lock_heartbeat=time.time())
-            )
-
-    def release_lock(self, run_id: str, token: str) -> None:
-        with self.tx() as conn:
-            conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id, runs.c.lock_owner == token)
-                .values(lock_owner=None, lock_pid=None, lock_host=None, lock_heartbeat=None)
-            )
-
     # -- tasks ----------------------------------------------------------------------------------
-    def tasks(self, run_id: str) -> list[Row]:
+    @staticmethod
+    def _task_row(r: Any) -> TaskRow:
+        row = dict(r)
+        raw = row.pop("overrides_json", None)
+        row["overrides"] = json.loads(raw) if raw else {}
+        return cast(TaskRow, row)
+
+    def tasks(self, run_id: str) -> list[TaskRow]:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(tasks).where(tasks.c.run_id == run_id).order_by(tasks.c.seq)
             ).mappings()
-            return [dict(r) for r in rows]
+            return [self._task_row(r) for r in rows]
 
-    def task(self, run_id: str, task_id: str) -> Row:
+    def task(self, run_id: str, task_id: str) -> TaskRow:
         with self.engine.connect() as conn:
             r = (
                 conn.execute(
@@ -318,7 +250,12 @@ class Store:
             )
         if r is None:
             raise UserError(f"run {run_id} has no task {task_id!r}")
-        return dict(r)
+        return self._task_row(r)
+
+    def set_overrides(self, run_id: str, task_id: str, overrides: dict[str, Any]) -> None:
+        """The consultant's per-task changes (model, hints): data of the task, not settings."""
+        with self.tx() as conn:
+            self._update_task(conn, run_id, task_id, overrides_json=json.dumps(overrides))
 
     def update_task(
         self,
@@ -372,59 +309,86 @@ class Store:
             self._event(conn, run_id, "attempt_started", {"attempt": n, "agent": agent}, task_id)
         return int(n)
 
-    def finish_attempt(
+    def record(
         self,
         run_id: str,
         task_id: str,
-        number: int,
         *,
-        verdict: str,
-        result: dict[str, Any],
-        task_values: dict[str, Any],
         event_kind: str,
         payload: dict[str, Any],
+        task_values: dict[str, Any],
+        attempt: tuple[int, str, dict[str, Any]] | None = None,
         escalation: dict[str, Any] | None = None,
     ) -> int | None:
-        """The attempt's verdict, its task's new state, the decision event and, when a human is
-        needed, the escalation: one transaction, so a crash never leaves a paused task unasked."""
+        """One step of the loop in one transaction: the attempt's verdict (number, verdict, values),
+        the task's new state, the event and, when a human is needed, the escalation. A crash never
+        leaves a paused task unasked or a finished attempt without its consequence."""
         now = time.time()
         with self.tx() as conn:
-            started = conn.execute(
-                select(attempts.c.started_at).where(
+            if attempt is not None:
+                number, verdict, values = attempt
+                where = (
                     attempts.c.run_id == run_id,
                     attempts.c.task_id == task_id,
                     attempts.c.number == number,
                 )
-            ).scalar_one()
-            conn.execute(
-                update(attempts)
-                .where(
-                    attempts.c.run_id == run_id,
-                    attempts.c.task_id == task_id,
-                    attempts.c.number == number,
+                started = conn.execute(select(attempts.c.started_at).where(*where)).scalar_one()
+                conn.execute(
+                    update(attempts)
+                    .where(*where)
+                    .values(verdict=verdict, ended_at=now, duration_s=now - started, **values)
                 )
-                .values(verdict=verdict, ended_at=now, duration_s=now - started, **result)
-            )
-            self._update_task(conn, run_id, task_id, **task_values)
-            self._event(
-                conn,
-                run_id,
-                event_kind,
-                {"attempt": number, "verdict": verdict, **payload},
-                task_id,
-            )
+            if task_values:
+                self._update_task(conn, run_id, task_id, **task_values)
+            self._event(conn, run_id, event_kind, payload, task_id)
+            esc_id = None
             if escalation is not None:
-                return self._open_escalation(
-                    conn, run_id, task_id, attempt_number=number, **escalation
+                esc_id = self._open_escalation(
+                    conn,
+                    run_id,
+                    task_id,
+                    attempt_number=attempt[0] if attempt else None,
+                    **escalation,
                 )
-        return None
+            if task_values.get("status") == TaskStatus.PAUSED_FOR_INTERVENTION.value:
+                count = conn.execute(
+                    select(tasks.c.attempts_since_resume).where(
+                        tasks.c.run_id == run_id, tasks.c.task_id == task_id
+                    )
+                ).scalar_one()
+                # seed 003's event: the task is paused and no further attempt runs without a resume
+                self._event(
+                    conn,
+                    run_id,
+                    "escalation",
+                    {
+                        "task_id": task_id,
+                        "attempt_count": count,
+                        "state": TaskStatus.PAUSED_FOR_INTERVENTION.value,
+                    },
+                    task_id,
+                )
+        return esc_id
 
-    def attempts(self, run_id: str, task_id: str | None = None) -> list[Row]:
+    def attempts(self, run_id: str, task_id: str | None = None) -> list[AttemptRow]:
         q = select(attempts).where(attempts.c.run_id == run_id)
         if task_id is not None:
             q = q.where(attempts.c.task_id == task_id)
         with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(q.order_by(attempts.c.id)).mappings()]
+            return [
+                cast(AttemptRow, dict(r))
+                for r in conn.execute(q.order_by(attempts.c.id)).mappings()
+            ]
+
+    def spent(self, run_id: str, task_id: str | None = None) -> float:
+        """Recorded cost of the run (or one task), summed by the database."""
+        q = select(func.coalesce(func.sum(attempts.c.cost_usd), 0.0)).where(
+            attempts.c.run_id == run_id
+        )
+        if task_id is not None:
+            q = q.where(attempts.c.task_id == task_id)
+        with self.engine.connect() as conn:
+            return float(conn.execute(q).scalar_one())
 
     def recover_interrupted(self, run_id: str) -> list[Row]:
         """Attempts cut off by a crash or kill -9 become `interrupted`; their tasks go back to PENDING."""
@@ -460,11 +424,6 @@ class Store:
         return cut
 
     # -- escalations ------------------------------------------------------------------------------
-    def open_escalation(self, run_id: str, task_id: str, **fields: Any) -> int:
-        """The question and the task's PAUSED state are recorded together, before anyone is asked."""
-        with self.tx() as conn:
-            return self._open_escalation(conn, run_id, task_id, **fields)
-
     def _open_escalation(
         self,
         conn: Connection,
@@ -472,6 +431,7 @@ class Store:
         task_id: str,
         *,
         question: str,
+        asker: str,
         options: list[str] | None = None,
         recommendation: str | None = None,
         category: str | None = None,
@@ -479,7 +439,6 @@ class Store:
         level: int = 2,
         attempt_number: int | None = None,
         detail: dict[str, Any] | None = None,
-        pause_task: bool = True,
     ) -> int:
         esc_id = conn.execute(
             insert(escalations).values(
@@ -493,6 +452,7 @@ class Store:
                 recommendation=recommendation,
                 why=why,
                 detail_json=json.dumps(detail or {}, default=str),
+                asker=asker,
                 status="open",
                 created_at=time.time(),
             )
@@ -501,33 +461,13 @@ class Store:
             "escalation_id": esc_id,
             "level": level,
             "category": category,
+            "asker": asker,
             "question": question,
         }
         self._event(conn, run_id, "escalation_opened", payload, task_id)
-        if pause_task:
-            self._update_task(
-                conn, run_id, task_id, status=TaskStatus.PAUSED_FOR_INTERVENTION.value
-            )
-            count = conn.execute(
-                select(tasks.c.attempts_since_resume).where(
-                    tasks.c.run_id == run_id, tasks.c.task_id == task_id
-                )
-            ).scalar_one()
-            # seed 003's event: the task is paused and no further attempt runs without a resume
-            self._event(
-                conn,
-                run_id,
-                "escalation",
-                {
-                    "task_id": task_id,
-                    "attempt_count": count,
-                    "state": TaskStatus.PAUSED_FOR_INTERVENTION.value,
-                },
-                task_id,
-            )
         return int(esc_id)
 
-    def escalation(self, esc_id: int) -> Row | None:
+    def escalation(self, esc_id: int) -> EscalationRow | None:
         with self.engine.connect() as conn:
             r = (
                 conn.execute(select(escalations).where(escalations.c.id == esc_id))
@@ -537,13 +477,15 @@ class Store:
         return self._esc_row(r) if r else None
 
     @staticmethod
-    def _esc_row(r: Any) -> Row:
+    def _esc_row(r: Any) -> EscalationRow:
         row = dict(r)
         row["options"] = json.loads(row.pop("options_json"))
         row["detail"] = json.loads(row.pop("detail_json"))
-        return row
+        return cast(EscalationRow, row)
 
-    def escalations(self, run_id: str | None = None, *, open_only: bool = False) -> list[Row]:
+    def escalations(
+        self, run_id: str | None = None, *, open_only: bool = False
+    ) -> list[EscalationRow]:
         q = select(escalations).order_by(escalations.c.id)
         if run_id:
             q = q.where(escalations.c.run_id == run_id)
@@ -554,7 +496,7 @@ class Store:
 
     def answer_escalation(
         self, esc_id: int, *, response: str, kind: str, responder: str, channel: str
-    ) -> Row:
+    ) -> EscalationRow:
         """First answer wins; a second one is refused and shown the first."""
         now = time.time()
         with self.tx() as conn:
@@ -601,28 +543,3 @@ class Store:
         out = self.escalation(esc_id)
         assert out is not None
         return out
-
-    def resume_task(
-        self,
-        run_id: str,
-        task_id: str,
-        *,
-        guidance: str | None,
-        status: TaskStatus = TaskStatus.PENDING,
-        reason: str = "human_resume",
-    ) -> None:
-        """Counters reset and status changed in one transaction (seed 003's resume)."""
-        with self.tx() as conn:
-            self._update_task(
-                conn,
-                run_id,
-                task_id,
-                status=status.value,
-                attempts_since_resume=0,
-                level=0,
-                level_attempts=0,
-                guidance=guidance,
-            )
-            self._event(
-                conn, run_id, "task_resumed", {"status": status.value, "reason": reason}, task_id
-            )
