@@ -44,7 +44,7 @@ CASES: list[tuple[Outcome, bool, str | None, tuple[int, int, int], str | None, s
     ("answer_retry", False, "PENDING", (0, 0, 0), "earlier answer", "attempt_again"),
     ("answer_skip", False, "SKIPPED", (0, 0, 0), None, "next_task"),
     ("answer_abort", False, "FAILED", (0, 0, 0), None, "stop_run"),
-    ("answer_done", False, "COMPLETED", (0, 0, 0), None, "next_task"),
+    ("answer_done", False, "COMPLETED", (0, 0, 0), "earlier answer\nuse B", "next_task"),
 ]
 
 

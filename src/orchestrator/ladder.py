@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from orchestrator.config import Settings
 from orchestrator.events import Bus, ConsultantActed
@@ -33,7 +33,7 @@ class Consultant:
 
     def __call__(self, task: Task, d: Decision) -> list[str]:
         """Consult and apply; returns the tasks set back to PENDING (the reverted ones first)."""
-        from orchestrator.consultant import checkpoint_before, consult
+        from orchestrator.consultant import apply_decision, checkpoint_before, consult
 
         store, run_id = self.store, self.run_id
         attempts = store.attempts(run_id, task.id)
@@ -49,7 +49,7 @@ class Consultant:
             llm=self.llm,
             earlier_tasks=[t for t in self.plan.tasks if t.id in done],
         )
-        applied = _apply(decision.model_dump(mode="json"), rows[task.id]["overrides"])
+        applied = apply_decision(decision, rows[task.id]["overrides"])
         redo: list[str] = []
         target = applied.revert_to
         if target is not None and self.checkpoints is not None:
@@ -87,24 +87,3 @@ class Consultant:
             )
         )
         return redo
-
-
-@dataclass
-class _Applied:
-    overrides: dict[str, Any]
-    revert_to: str | None
-
-
-def _apply(data: dict[str, Any], current: dict[str, Any]) -> _Applied:
-    body = data["decision"]
-    overrides: dict[str, Any] = dict(current)
-    if body.get("model_switch"):
-        overrides["model"] = body["model_switch"]["to"]
-    overrides["hints"] = list(body.get("additional_hints") or [])
-    for crit in (body.get("spec_updates") or {}).values():
-        overrides["hints"] += [
-            f"Acceptance criterion: {c}" for c in (crit if isinstance(crit, list) else [crit])
-        ]
-    revert = body.get("plan_revert") or {}
-    target = str(revert["revert_to_task"]) if revert.get("enabled") else None
-    return _Applied(overrides, target)

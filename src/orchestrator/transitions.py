@@ -82,7 +82,7 @@ TABLE: dict[Outcome, Transition] = {
     "answer_retry": Transition("PENDING", "reset", "attempt_again"),
     "answer_skip": Transition("SKIPPED", "reset", "next_task", guidance="clear"),
     "answer_abort": Transition("FAILED", "reset", "stop_run", guidance="clear", stops_run=True),
-    "answer_done": Transition("COMPLETED", "reset", "next_task", guidance="clear"),
+    "answer_done": Transition("COMPLETED", "reset", "next_task", guidance="add"),
 }
 
 ANSWER_OUTCOMES: dict[str, Outcome] = {

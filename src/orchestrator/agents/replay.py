@@ -8,6 +8,7 @@ tasks:
       writes: {"src/cache.py": "..."}
       delay: 0.2
       ask: {question: "...", options: ["A", "B"], recommendation: "A"}   # the agent asks a human
+      rate_limit: 30         # the model's rate limit is hit and resets in 30 s
 ```
 """
 
@@ -52,6 +53,8 @@ class ReplayStep(BaseModel, extra="forbid"):
     tokens_out: int | None = None
     error: str | None = None
     ask: ReplayAsk | None = None
+    rate_limit: float | None = Field(None, ge=0)
+    """The model's rate limit is hit; it resets this many seconds after the attempt ends."""
 
 
 class Scenario(BaseModel, extra="forbid"):
@@ -168,6 +171,17 @@ class ReplayAgent:
                 answer = ctx.ask_human(question)
                 if answer is not None:
                     question = None
+        if step.rate_limit is not None:
+            reset = time.time() + step.rate_limit
+            question = HumanQuestion(
+                question=f"The model's rate limit is reached; it resets at "
+                f"{time.strftime('%H:%M:%S', time.localtime(reset))}.",
+                options=["Retry now", "Wait and retry", "Abort the run"],
+                recommendation="Wait and retry",
+                category="external_service",
+                why="Retrying before the limit resets cannot succeed.",
+                detail={"retry_at": reset, "status": "rejected"},
+            )
         return AgentResult(
             output=step.output,
             exit_code=step.exit_code,
