@@ -350,7 +350,8 @@ def test_bypass_mode_as_root_names_is_sandbox(tmp_path: Path) -> None:
 def test_ask_user_question_input_maps_to_a_question_and_back() -> None:
     q = question_from_ask(ASK.args)
     assert q.question == "Which cache backend should I use?"
-    assert q.options == ["In-memory", "Redis"] and q.why == "Cache"
+    assert q.options == ["In-memory", "Redis"] and q.detail["header"] == "Cache"
+    assert q.why == "I found multiple valid approaches and need you to decide."  # not "Cache"
     assert answers_for(ASK.args, "Redis") == {"Which cache backend should I use?": "Redis"}
     two = {"questions": [{"question": "A?", "options": []}, {"question": "B?", "options": []}]}
     assert answers_for(two, '{"1": "x", "B?": "y"}') == {"A?": "x", "B?": "y"}

@@ -21,7 +21,12 @@ from tests.helpers import EXAMPLES, cli
 
 from orchestrator.agents.replay import Scenario, load_scenario
 from orchestrator.config import Settings, load_settings
-from orchestrator.humans import Answer, parse_answer, read_user_decision
+from orchestrator.humans import (
+    Answer,
+    panel_actions,
+    parse_answer,
+    read_user_decision,
+)
 from orchestrator.interpret import Interpretation, interpret
 from orchestrator.models import CATEGORIES, UserError
 
@@ -314,8 +319,9 @@ def test_parse_answer_is_an_answer_or_a_user_error(
     raw: str, options: list[str], recommendation: str | None
 ) -> None:
     answer = parse_or_user_error(parse_answer, raw, options, recommendation)
-    if answer is None:
-        assert not raw.strip()
+    if answer is None:  # nothing typed, or `skip` with no recommendation to take
+        low = raw.strip().lower().rstrip(".!")
+        assert not raw.strip() or (low in ("skip", "rec", "recommended") and not recommendation)
         return
     assert isinstance(answer, Answer)
     assert answer.kind in ("option", "recommended", "text", "retry", "skip", "abort")
@@ -324,6 +330,32 @@ def test_parse_answer_is_an_answer_or_a_user_error(
         assert answer.text == f"{answer.text[0]}) {options[i]}"
     if answer.kind == "recommended":
         assert answer.text == recommendation
+
+
+@FUZZ
+@given(
+    raw=st.one_of(
+        ANSWER_WORDS, st.sampled_from(["d", "done", "rec", "D", "Skip this task"]), noise
+    ),
+    options=st.lists(words, max_size=6),
+    actions=st.one_of(
+        st.lists(st.sampled_from(["retry", "skip", "abort", "done"]), max_size=6), json_like
+    ),
+    recommendation=st.one_of(st.none(), words),
+)
+def test_an_action_panel_answer_is_a_choice_guidance_or_a_user_error(
+    raw: str, options: list[str], actions: Any, recommendation: str | None
+) -> None:
+    acts = panel_actions(options, {"actions": actions})
+    answer = parse_or_user_error(parse_answer, raw, options, recommendation, acts)
+    if answer is None:
+        return
+    if answer.kind in ("retry", "skip", "abort", "done") and acts is not None:
+        assert answer.kind != "done" or "done" in acts
+    if answer.kind == "option":
+        assert answer.text[3:] in options
+    if answer.kind == "text":
+        assert len(answer.text.strip()) > 1 or acts is None
 
 
 # -- user-decision.json -----------------------------------------------------------------------

@@ -151,6 +151,12 @@ class Settings(BaseModel, extra="allow"):
         return merged
 
 
+def setting_names() -> frozenset[str]:
+    """The top-level keys a stored settings dump may hold: the fields and one section per agent
+    (what `api.resume_settings` keeps from a run's stored settings)."""
+    return frozenset(Settings.model_fields) | frozenset(registry.NAMES)
+
+
 Sources = dict[str, str]
 
 REDACTED = "<redacted>"

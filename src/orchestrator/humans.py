@@ -9,7 +9,7 @@ from __future__ import annotations
 import getpass
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -19,16 +19,32 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.prompt import Prompt
 
-from orchestrator.interpret.model import WHY
+from orchestrator.interpret.model import WHY_GENERIC, why_sentence
 from orchestrator.models import UserError
 from orchestrator.store import Row, Store
 
-AnswerKind = Literal["option", "recommended", "text", "retry", "skip", "abort"]
+AnswerKind = Literal["option", "recommended", "text", "retry", "skip", "abort", "done"]
 
 ALSO = "Also: 'retry', 'skip task', 'abort', or type guidance."
 RETRY_WHY = (
     "Retrying on my own is not making progress; a decision from you is cheaper than more attempts."
 )
+
+ACTION_KEYS: dict[str, str] = {"retry": "r", "skip": "s", "abort": "a", "done": "d"}
+"""What a person types for each action on an action panel (seed 004: Retry (r), Skip (s), Abort (a))."""
+ACTION_WORDS: dict[str, tuple[str, ...]] = {
+    "retry": ("retry",),
+    "skip": ("skip", "skip task", "skip-task"),
+    "abort": ("abort", "quit"),
+    "done": ("done", "continue"),
+}
+ACTION_TEXT: dict[str, str] = {
+    "retry": "retry",
+    "skip": "skip task",
+    "abort": "abort",
+    "done": "done",
+}
+"""How an action answer is recorded (the `response` of the escalation)."""
 
 
 @dataclass
@@ -43,9 +59,19 @@ class Answer:
 
     def guidance(self, esc: Row) -> str | None:
         """How the answer reads in the next prompt."""
-        if self.kind in ("retry", "skip", "abort"):
+        if self.kind in ACTION_KEYS:
             return None
         return f"A human answered the question {esc['question']!r}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option as a panel shows it: its key, its text, and its action (None: a real option)."""
+
+    key: str
+    text: str
+    action: str | None
+    position: int
 
 
 def strip_letter(text: str) -> str:
@@ -56,28 +82,129 @@ def letter(i: int) -> str:
     return chr(ord("A") + i)
 
 
-def parse_answer(raw: str, options: list[str], recommendation: str | None) -> Answer:
-    """`B` picks option B; `skip` takes the recommendation; `retry`/`skip task`/`abort`; else guidance."""
+def panel_actions(options: Sequence[str], detail: Any) -> list[str | None] | None:
+    """An action panel's action per option (None for a real option), else None.
+
+    A panel is an action panel when `detail["actions"]` lists known actions (retry, skip, abort,
+    done) aligned with the first options; options after them are real options (a consultant's
+    proposal). An action listed more than once (a decision checkpoint's own options, all "done")
+    names real options too: they keep their letters."""
+    actions = detail.get("actions") if isinstance(detail, Mapping) else None
+    if (
+        not isinstance(actions, list)
+        or not actions
+        or len(actions) > len(options)
+        or any(not isinstance(a, str) or a not in ACTION_KEYS for a in actions)
+    ):
+        return None
+    out: list[str | None] = [a if actions.count(a) == 1 else None for a in actions]
+    return out + [None] * (len(options) - len(actions))
+
+
+def choices(options: Sequence[str], actions: Sequence[str | None] | None) -> list[Choice]:
+    """The panel's keys: letters (by position, as in `hil-request.json`) for real options, `r`,
+    `s`, `a`, `d` for actions — or the action's word when its key is also a real option's letter."""
+    acts = list(actions or [None] * len(options))
+    letters = {letter(i).lower() for i, a in enumerate(acts) if a is None}
+    out = []
+    for i, (text, action) in enumerate(zip(options, acts, strict=True)):
+        if action is None:
+            out.append(Choice(letter(i), text, None, i))
+        else:
+            key = ACTION_KEYS[action]
+            out.append(Choice(action if key in letters else key, text, action, i))
+    return out
+
+
+def chosen(choice: Choice) -> Answer:
+    if choice.action is None:
+        return Answer("option", f"{choice.key}) {choice.text}")
+    return Answer(choice.action, ACTION_TEXT[choice.action])  # type: ignore[arg-type]
+
+
+def no_recommendation() -> UserError:
+    return UserError(
+        "there is no recommendation; pick one of the options, type guidance for the agent, "
+        "or 'skip task' to skip the task"
+    )
+
+
+def parse_answer(
+    raw: str,
+    options: list[str],
+    recommendation: str | None,
+    actions: Sequence[str | None] | None = None,
+) -> Answer:
+    """What a person typed. With `actions` (an action panel, see `panel_actions`): a choice's key
+    (`r`, `s`, `a`, `d`, or a real option's letter), an action's word, an option's text, `rec`
+    for the recommendation. Otherwise `B` picks option B and `skip` takes the recommendation.
+    `retry`/`skip task`/`abort` always work; anything else is guidance."""
     text = raw.strip()
     low = text.lower().rstrip(".!")
     if not text:
         raise UserError(
             "empty answer; give an option letter, 'skip', 'retry', 'skip task', 'abort' or text"
         )
-    if low in ("skip", "recommended", "rec") and recommendation:
-        return Answer("recommended", recommendation)
+    if actions is not None:
+        panel = choices(options, actions)
+        for c in panel:
+            if low == c.key.lower() or low == c.text.lower().rstrip(".!"):
+                return chosen(c)
+        for c in panel:
+            if c.action and low in ACTION_WORDS[c.action]:
+                return chosen(c)
+        if low in ("rec", "recommended") or (low == "skip" and "skip" not in actions):
+            if recommendation:
+                return Answer("recommended", recommendation)
+            raise no_recommendation()
+    elif low in ("skip", "recommended", "rec"):
+        if recommendation:
+            return Answer("recommended", recommendation)
+        raise no_recommendation()
     if low in ("skip task", "skip-task"):
         return Answer("skip", "skip task")
-    if low in ("retry", "r"):
+    if low == "retry" or (actions is None and low == "r"):
         return Answer("retry", "retry")
-    if low in ("abort", "a!", "quit"):
+    if low in ("abort", "quit"):
         return Answer("abort", "abort")
+    if actions is not None:
+        if len(low) == 1:
+            keys = ", ".join(c.key for c in choices(options, actions))
+            raise UserError(f"{text!r} is not one of the choices ({keys}); type one, or guidance")
+        return Answer("text", text)
     if len(low) == 1 and options and "a" <= low <= letter(len(options) - 1).lower():
         i = ord(low) - ord("a")
         return Answer("option", f"{letter(i)}) {options[i]}")
     if len(low) == 1 and low == "s":
         return Answer("skip", "skip task")
     return Answer("text", text)
+
+
+def option_answer(esc: Row, option: str) -> Answer:
+    """`--option X` (and a decision file's `chosen_option`): a key exactly as the panel shows it
+    (`a` is Abort where the panel says `a) Abort`), else the option at letter X's position (the
+    letters of seed 002's `hil-request.json`), else an action's word or an option's text."""
+    options = esc["options"]
+    panel = choices(options, panel_actions(options, esc.get("detail")))
+    raw = option.strip()
+    found = next((c for c in panel if raw == c.key), None)
+    if found is None and len(raw) == 1 and 0 <= ord(raw.upper()) - ord("A") < len(panel):
+        found = panel[ord(raw.upper()) - ord("A")]
+    low = raw.lower()
+    found = found or next(
+        (
+            c
+            for c in panel
+            if low == c.text.lower() or (c.action is not None and low in ACTION_WORDS[c.action])
+        ),
+        None,
+    )
+    if found is None:
+        valid = ", ".join(c.key for c in panel) or "none"
+        raise UserError(f"escalation {esc['id']} has no option {option!r}; valid: {valid}")
+    if found.action is None:
+        return Answer("option", f"{letter(found.position)}) {found.text}")
+    return chosen(found)
 
 
 def answer_from_flags(
@@ -90,20 +217,15 @@ def answer_from_flags(
     skip: bool,
     abort: bool,
 ) -> Answer:
-    chosen = [
+    chosen_ = [
         x for x in (text is not None, option is not None, recommended, retry, skip, abort) if x
     ]
-    if len(chosen) != 1:
+    if len(chosen_) != 1:
         raise UserError(
             "give exactly one of: TEXT, --option X, --recommended, --retry, --skip, --abort"
         )
-    options = esc["options"]
     if option is not None:
-        i = ord(option.strip().upper()[:1] or "?") - ord("A")
-        if not (0 <= i < len(options)) or len(option.strip()) != 1:
-            valid = ", ".join(letter(k) for k in range(len(options))) or "none"
-            raise UserError(f"escalation {esc['id']} has no option {option!r}; valid: {valid}")
-        return Answer("option", f"{letter(i)}) {options[i]}")
+        return option_answer(esc, option)
     if recommended:
         if not esc["recommendation"]:
             raise UserError(
@@ -117,7 +239,11 @@ def answer_from_flags(
     if abort:
         return Answer("abort", "abort")
     assert text is not None
-    return parse_answer(text, options, esc["recommendation"])
+    actions = panel_actions(esc["options"], esc.get("detail"))
+    try:
+        return parse_answer(text, esc["options"], esc["recommendation"], actions)
+    except UserError as exc:
+        raise UserError(f"escalation {esc['id']}: {exc}") from None
 
 
 def record_answer(
@@ -134,6 +260,7 @@ def record_answer(
 
 def render_panel(console: Console, esc: Row, title_task: str, *, how: str | None = None) -> None:
     """`how` says how to answer; the default fits the terminal prompt that follows the panel."""
+    actions = panel_actions(esc["options"], esc.get("detail"))
     lines = [
         f"[bold]{escape(esc['detail'].get('asker', 'The agent'))}'s question:[/bold]",
         "",
@@ -141,13 +268,14 @@ def render_panel(console: Console, esc: Row, title_task: str, *, how: str | None
     ]
     if esc["options"]:
         lines += ["", "[bold]Options:[/bold]"]
-        lines += [f"  {letter(i)}) {escape(o)}" for i, o in enumerate(esc["options"])]
+        lines += [f"  {escape(c.key)}) {escape(c.text)}" for c in choices(esc["options"], actions)]
     if esc["recommendation"]:
         lines += ["", f"[bold]Recommendation:[/bold] {escape(esc['recommendation'])}"]
-    lines += [
-        "",
-        f"[bold]Why I'm asking:[/bold] {escape(esc['why'] or WHY.get(esc['category'], RETRY_WHY))}",
-    ]
+    fallback = RETRY_WHY if esc["detail"].get("asker") == "The orchestrator" else WHY_GENERIC
+    why = why_sentence(esc["why"], esc["category"], fallback)
+    lines += ["", f"[bold]Why I'm asking:[/bold] {escape(why)}"]
+    if how is None and actions is not None:
+        how = "Type a key or its word (retry, skip, abort, done), or guidance for the agent."
     lines += ["", f"[dim]{escape(how or ALSO)}[/dim]"]
     console.print(
         Panel(
@@ -160,15 +288,21 @@ def render_panel(console: Console, esc: Row, title_task: str, *, how: str | None
 
 
 def ask_in_terminal(console: Console, esc: Row) -> Answer:
+    """The panel, then a prompt until the answer parses (a bad one is said, and asked again)."""
     render_panel(console, esc, esc["task_id"])
+    actions = panel_actions(esc["options"], esc.get("detail"))
+    rec = esc["recommendation"]
+    if actions is not None:
+        keys = "/".join(c.key for c in choices(esc["options"], actions))
+        prompt = f"Your choice ({keys}{', rec' if rec else ''}) or guidance"
+        default = "rec" if rec else None
+    else:
+        prompt = "Your response (or 'skip' for recommendation)" if rec else "Your response"
+        default = "skip" if rec else None
     while True:
-        raw = Prompt.ask(
-            "Your response (or 'skip' for recommendation)",
-            console=console,
-            default="skip" if esc["recommendation"] else None,
-        )
+        raw = Prompt.ask(prompt, console=console, default=default)
         try:
-            return parse_answer(raw or "", esc["options"], esc["recommendation"])
+            return parse_answer(raw or "", esc["options"], rec, actions)
         except UserError as exc:
             console.print(f"[red]{escape(str(exc))}[/red]")
 

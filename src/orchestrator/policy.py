@@ -39,13 +39,19 @@ class PolicyHit:
     rule: str
     reason: str
 
+    def why(self) -> str:
+        """The reason as one sentence for a person (`reason` is a fragment: "drops a database object")."""
+        if self.rule == "deny-pattern":
+            return f"This command {self.reason} in your policy settings, so it waits for your approval."
+        return f"This command {self.reason}, which cannot be undone, so it waits for your approval."
+
     def question(self) -> HumanQuestion:
         return HumanQuestion(
             question=f"The agent wants to run: {self.command}",
             options=["Allow", "Deny"],
             recommendation="Deny",
             category="extreme_destructive",
-            why=self.reason,
+            why=self.why(),
             detail={"command": self.command, "tool": self.tool, "rule": self.rule},
         )
 

@@ -40,6 +40,7 @@ from orchestrator.agents.base import (
     AttemptContext,
     HumanQuestion,
 )
+from orchestrator.interpret.model import WHY
 from orchestrator.models import ConfigError, UserError
 from orchestrator.policy import CommandPolicy, PolicyHit, is_approval
 from orchestrator.rules.external import service_error_kind
@@ -91,8 +92,9 @@ def question_from_ask(tool_input: Mapping[str, Any]) -> HumanQuestion:
         options=labels if len(questions) == 1 else [],
         recommendation=recommended,
         category="ambiguous_requirements",
-        why=str(first.get("header") or "") or None,
+        why=WHY["ambiguous_requirements"],  # the header is a chip label ("Cache"), not a sentence
         detail={
+            "header": str(first.get("header") or ""),
             "tool_input": dict(tool_input),
             "option_descriptions": {
                 str(o.get("label", "")): str(o.get("description", "")) for o in options

@@ -23,6 +23,16 @@ WHY_ACTION = "The agent needs you to do a step it cannot do itself."
 WHY_BLOCKED = "The agent reports it is blocked and cannot continue on its own."
 
 
+def why_sentence(why: str | None, category: str | None = None, default: str = WHY_GENERIC) -> str:
+    """The "Why I'm asking" line: `why` when it is a plain sentence for a person, else the
+    category's seed-004 sentence, else `default`. A label or a rule name ("Cache", "drops a
+    database object") is not a sentence."""
+    text = " ".join((why or "").split())
+    if len(text.split()) >= 4 and text[0].isupper() and text[-1] in ".!?":
+        return text
+    return next((t for c, t in WHY.items() if c == category), default)
+
+
 class Interpretation(BaseModel):
     """What an attempt's output says: done, needs a person, or failed — and why."""
 
