@@ -24,7 +24,6 @@ from orchestrator.config import Settings
 from orchestrator.console import fmt_cost
 from orchestrator.events import (
     AgentActivity,
-    AttemptFinished,
     AttemptInterrupted,
     AttemptStarted,
     Bus,
@@ -32,8 +31,6 @@ from orchestrator.events import (
     EscalationOpened,
     Event,
     GateFinished,
-    LevelReached,
-    LoopDetected,
     Notice,
     RunFinished,
     RunStarted,
@@ -43,11 +40,12 @@ from orchestrator.events import (
 )
 from orchestrator.gates import GateResult, run_gates
 from orchestrator.humans import Answer, record_answer, wait_for_answer
-from orchestrator.judge import Decision, Judge, TaskState
+from orchestrator.judge import Judge, TaskState
 from orchestrator.lock import Heartbeat
 from orchestrator.models import Plan, Task, UserError
 from orchestrator.plans import order
-from orchestrator.rows import DONE, EscalationRow, RunStatus, TaskRow, TaskStatusName
+from orchestrator.rows import DONE, EscalationRow, RunStatus, TaskStatusName
+from orchestrator.steps import Applying, Finished
 from orchestrator.store import Store
 from orchestrator.transitions import ANSWER_OUTCOMES, TABLE, Outcome, task_values
 
@@ -65,16 +63,6 @@ class RunOutcome:
 
 class RunStopped(Exception):
     """No further task starts: a human aborted, or the run's budget is spent."""
-
-
-@dataclass
-class Finished:
-    """An attempt that ran: what the judge made of it, for the one transition that records it."""
-
-    number: int
-    decision: Decision
-    result: AgentResult
-    model: str | None
 
 
 class Runner:
@@ -197,28 +185,28 @@ class Runner:
         finished: Finished | None = None,
         *,
         escalation: asking.EscalationDraft | None = None,
-        answer: tuple[EscalationRow, Answer, str | None] | None = None,
+        answer: Applying | None = None,
     ) -> None:
+        """Record the outcome's row of the table in one transaction, announce it, then carry out
+        its effect."""
         row = self.store.task(self.run_id, task.id)
         rule = TABLE[outcome]
         d = finished.decision if finished else None
-        failed = d is not None and d.verdict == "failed"
-        asked = finished is not None and finished.result.question is not None
         values = task_values(
             outcome,
             row,
-            failed=failed,
-            guidance=answer[2] if answer else None,
-            session_id=finished.result.session_id if finished and asked else None,
+            failed=finished is not None and finished.failed,
+            guidance=answer.guidance if answer else None,
+            session_id=finished.session_to_resume if finished else None,
         )
         draft = escalation or (d.escalation if d and outcome == "escalate" else None)
         esc_id = self.store.record(
             self.run_id,
             task.id,
             event_kind="attempt_finished" if finished else ("task_resumed" if answer else outcome),
-            payload=self.payload(outcome, finished, answer),
+            payload=finished.payload() if finished else answer.payload(outcome) if answer else {},
             task_values=values,
-            attempt=(finished.number, finished.decision.verdict, self.attempt_values(finished))
+            attempt=(finished.number, finished.decision.verdict, finished.values())
             if finished
             else None,
             escalation=draft.fields() if draft else None,
@@ -226,22 +214,11 @@ class Runner:
         if rule.status is not None:
             self.statuses[task.id] = rule.status
         if finished is not None:
-            self.announce(task, finished, row)
+            self.spent += finished.result.cost_usd or 0.0
+            for event in finished.events(self.run_id, task.id, row):
+                self.emit(event)
         if answer is not None:
-            esc, ans, _ = answer
-            self.emit(
-                EscalationAnswered(
-                    self.run_id,
-                    task.id,
-                    esc["id"],
-                    ans.text,
-                    ans.kind,
-                    ans.kind if outcome == "answer_guidance" else outcome.removeprefix("answer_"),
-                    esc["responder"],
-                    esc["channel"],
-                    esc["wait_s"],
-                )
-            )
+            self.emit(answer.event(self.run_id, task.id))
         if rule.status in DONE:
             self.finished_task(task, rule.status, outcome)
         opened = self.opened(task, esc_id) if esc_id is not None else None
@@ -253,7 +230,7 @@ class Runner:
             time.sleep(max(0.0, d.wait_until - time.time()))
         elif rule.then == "ask_human" and opened is not None:
             self.ask(task, opened)
-        elif rule.then == "pause" and opened is not None:
+        elif rule.then == "pause":
             self.current = None
         if rule.stops_run:
             raise RunStopped(outcome)
@@ -290,7 +267,8 @@ class Runner:
         keep = kind in ("option", "recommended", "text") or (
             kind == "done" and esc["detail"].get("decision")
         )
-        self.transition(task, outcome, answer=(esc, ans, ans.guidance(esc) if keep else None))
+        guidance = ans.guidance(esc) if keep else None
+        self.transition(task, outcome, answer=Applying(esc, ans, kind, guidance))
 
     # -- one attempt ------------------------------------------------------------------------------------
     def attempt(self, task: Task) -> tuple[Outcome, Finished]:
@@ -352,7 +330,9 @@ class Runner:
                 ],
             },
         )
-        return d.outcome, Finished(number, d, result, model)
+        return d.outcome, Finished(
+            number, d, result, self.agent.name, model, self.attempt_cap(task)
+        )
 
     def gates(self, task: Task, number: int, commands: list[str], adir: Path) -> list[GateResult]:
         results = run_gates(commands, self.workdir, adir / "gates", self.settings.gates.timeout)
@@ -392,91 +372,6 @@ class Runner:
             if task.is_verification
             else self.settings.max_attempts
         )
-
-    def attempt_values(self, f: Finished) -> dict[str, Any]:
-        r, d = f.result, f.decision
-        self.spent += r.cost_usd or 0.0
-        return {
-            "exit_code": r.exit_code,
-            "cost_usd": r.cost_usd,
-            "tokens_in": r.tokens_in,
-            "tokens_out": r.tokens_out,
-            "turns": r.turns,
-            "session_id": r.session_id,
-            "error_summary": d.error_summary,
-            "decision": d.action,
-            "guidance": d.guidance,
-        }
-
-    @staticmethod
-    def payload(
-        outcome: Outcome,
-        f: Finished | None,
-        answer: tuple[EscalationRow, Answer, str | None] | None,
-    ) -> dict[str, Any]:
-        if f is not None:
-            d = f.decision
-            return {
-                "attempt": f.number,
-                "verdict": d.verdict,
-                "action": d.action,
-                "reason": d.reason,
-                "loop": d.loop.kind if d.loop else None,
-            }
-        if answer is not None:
-            status = TABLE[outcome].status
-            return {
-                "escalation_id": answer[0]["id"],
-                "kind": answer[1].kind,
-                "status": status,
-                "reason": f"human_{outcome.removeprefix('answer_')}",
-            }
-        return {"outcome": outcome}
-
-    def announce(self, task: Task, f: Finished, row: TaskRow) -> None:
-        d, r = f.decision, f.result
-        self.emit(
-            AttemptFinished(
-                self.run_id,
-                task.id,
-                f.number,
-                self.agent.name,
-                f.model,
-                d.verdict,
-                d.outcome,
-                d.reason,
-                d.error_summary,
-                d.guidance,
-                r.exit_code,
-                r.cost_usd,
-                r.tokens_in,
-                r.tokens_out,
-                r.turns,
-                r.duration_s,
-                row["level"],
-                row["level_attempts"] + (1 if d.verdict == "failed" else 0),
-                self.attempt_cap(task),
-                d.escalation.category if d.escalation else None,
-                d.escalation.asker if d.escalation else None,
-            )
-        )
-        if d.loop is not None:
-            self.emit(
-                LoopDetected(
-                    self.run_id,
-                    task.id,
-                    d.loop.kind,
-                    d.loop.similarity,
-                    d.loop.message,
-                    d.loop.similarity_line,
-                )
-            )
-        if (
-            d.headline
-            and d.outcome in ("consult", "escalate")
-            and (d.escalation is None or d.escalation.asker != "agent")
-        ):
-            self.emit(LevelReached(self.run_id, task.id, d.headline))
 
     def finished_task(self, task: Task, status: TaskStatusName, reason: str) -> None:
         self.current = None
