@@ -54,7 +54,7 @@ def test_no_import_cycles_at_load_time() -> None:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if seen.get(nxt) == 1:
-                cycle = stack[stack.index(nxt) :] + [nxt]
+                cycle = [*stack[stack.index(nxt) :], nxt]
                 raise AssertionError("import cycle: " + " → ".join(cycle))
             if nxt not in seen:
                 visit(nxt)
@@ -68,9 +68,7 @@ def test_no_import_cycles_at_load_time() -> None:
 
 def test_only_the_api_imports_the_runner() -> None:
     importers = {
-        name
-        for name, deps in _graph(top_level_only=False).items()
-        if "orchestrator.runner" in deps
+        name for name, deps in _graph(top_level_only=False).items() if "orchestrator.runner" in deps
     }
     assert importers <= {"orchestrator.api"}, importers
 
