@@ -182,3 +182,52 @@ def test_second_runner_refused_dead_owner_taken_over(store: Store, tmp_path: Pat
 def test_bad_url_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="--db"):
         Store("nosuchdialect://x")
+
+
+def test_a_store_of_the_previous_schema_migrates_askers_and_consultant_overrides(
+    tmp_path: Path,
+) -> None:
+    """Migration 0002 on a real SQLite file written by revision 0001: who asked becomes a column,
+    the consultant's overrides move from the run's settings onto the task row."""
+    from importlib.resources import files
+
+    from alembic import command
+    from alembic.config import Config
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(files("orchestrator") / "migrations"))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+        settings = '{"state_dir": "x", "task_overrides": {"1.1": {"model": "m2", "hints": ["h"]}}}'
+        conn.execute(
+            text(
+                "INSERT INTO runs (id, plan_path, plan_json, workdir, agent, settings_json, status, "
+                "created_at, updated_at) VALUES ('r1', 'p', :plan, 'w', 'replay', :s, 'PAUSED', 0, 0)"
+            ),
+            {"plan": _plan().model_dump_json(), "s": settings},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO tasks (run_id, task_id, seq, title, status, attempts_since_resume, "
+                "level, level_attempts, updated_at) VALUES ('r1', '1.1', 0, 'one', "
+                "'PAUSED_FOR_INTERVENTION', 3, 1, 0, 0)"
+            )
+        )
+        for detail in ('{"asker": "The orchestrator"}', '{"asker": "The plan"}', "{}"):
+            conn.execute(
+                text(
+                    "INSERT INTO escalations (run_id, task_id, level, question, options_json, "
+                    "detail_json, status, created_at) VALUES ('r1', '1.1', 2, 'q', '[]', :d, "
+                    "'open', 0)"
+                ),
+                {"d": detail},
+            )
+    engine.dispose()
+    store = Store(url)
+    assert [e["asker"] for e in store.escalations("r1")] == ["orchestrator", "plan", "agent"]
+    assert store.task("r1", "1.1")["overrides"] == {"model": "m2", "hints": ["h"]}
+    run = store.run("r1")
+    assert run is not None and "task_overrides" not in run["settings_json"]

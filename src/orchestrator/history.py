@@ -27,9 +27,8 @@ def approved_commands(store: Store, run_id: str, task_id: str) -> list[str]:
 
     return [
         str(e["detail"]["command"])
-        for e in store.escalations(run_id)
-        if e["task_id"] == task_id
-        and e["status"] == "answered"
+        for e in store.escalations(run_id, task_id=task_id)
+        if e["status"] == "answered"
         and e["category"] == "extreme_destructive"
         and e["detail"].get("command")
         and is_approval(strip_letter(e["response"] or ""))

@@ -96,6 +96,9 @@ class Runner:
         self.judge = judge or Judge(settings)
         self.order = order(self.plan)
         self.statuses: dict[str, TaskStatusName] = {}
+        self.first = 0
+        """Index in `order` of the first task not done (a revert moves it back)."""
+        self.failed = False
         self.spent = 0.0
         self.current: str | None = None
         """The task whose step is under way (questions asked mid-attempt belong to it)."""
@@ -153,15 +156,18 @@ class Runner:
         for cut in self.store.recover_interrupted(self.run_id):
             self.emit(AttemptInterrupted(self.run_id, cut["task_id"], cut["number"]))
         self.statuses = {t["task_id"]: t["status"] for t in self.store.tasks(self.run_id)}
+        self.failed = "FAILED" in self.statuses.values()
         self.spent = self.store.spent(self.run_id)
         self.ingest_answers()
 
     def next_ready(self) -> Task | None:
         """The first PENDING task in plan order whose dependencies are done; none once a task
         failed. Reads the statuses the loop keeps, so a step costs the same in a long plan."""
-        if "FAILED" in self.statuses.values():
+        if self.failed:
             return None
-        for task in self.order:
+        while self.first < len(self.order) and self.statuses[self.order[self.first].id] in DONE:
+            self.first += 1  # tasks before `first` are done: never scanned again
+        for task in self.order[self.first :]:
             if self.statuses[task.id] == "PENDING" and all(
                 self.statuses[d] in DONE for d in task.depends_on
             ):
@@ -213,6 +219,7 @@ class Runner:
         )
         if rule.status is not None:
             self.statuses[task.id] = rule.status
+            self.failed = self.failed or rule.status == "FAILED"
         if finished is not None:
             self.spent += finished.result.cost_usd or 0.0
             for event in finished.events(self.run_id, task.id, row):
@@ -225,6 +232,7 @@ class Runner:
         if rule.then == "consult" and d is not None:
             for redo in self.consult(task, d):
                 self.statuses[redo] = "PENDING"
+                self.first = 0
         elif rule.then == "sleep" and d is not None and d.wait_until is not None:
             self.emit(Waiting(self.run_id, task.id, d.wait_until, d.reason))
             time.sleep(max(0.0, d.wait_until - time.time()))

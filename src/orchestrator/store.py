@@ -484,11 +484,13 @@ class Store(RunLock):
         return cast(EscalationRow, row)
 
     def escalations(
-        self, run_id: str | None = None, *, open_only: bool = False
+        self, run_id: str | None = None, *, open_only: bool = False, task_id: str | None = None
     ) -> list[EscalationRow]:
         q = select(escalations).order_by(escalations.c.id)
         if run_id:
             q = q.where(escalations.c.run_id == run_id)
+        if task_id is not None:
+            q = q.where(escalations.c.task_id == task_id)
         if open_only:
             q = q.where(escalations.c.status == "open")
         with self.engine.connect() as conn:
