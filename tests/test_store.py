@@ -231,3 +231,26 @@ def test_a_store_of_the_previous_schema_migrates_askers_and_consultant_overrides
     assert store.task("r1", "1.1")["overrides"] == {"model": "m2", "hints": ["h"]}
     run = store.run("r1")
     assert run is not None and "task_overrides" not in run["settings_json"]
+
+
+def test_nul_bytes_and_undecodable_text_are_stored_escaped(store: Store, tmp_path: Path) -> None:
+    """PostgreSQL refuses NUL in text: before, every resume re-ran (and paid for) the attempt."""
+    store.create_run("r1", _plan(), tmp_path, "replay", {})
+    store.begin_attempt("r1", "1.1", tmp_path / "1.1", "replay")
+    odd = "boom\x00tail \udcff end"
+    esc = store.record(
+        "r1",
+        "1.1",
+        attempt=(1, "failed", {"error_summary": odd}),
+        task_values={"status": "PAUSED_FOR_INTERVENTION", "guidance": odd},
+        event_kind="attempt_finished",
+        payload={"error": odd},
+        escalation={"question": odd, "asker": "orchestrator", "why": odd},
+    )
+    assert esc is not None
+    [attempt] = store.attempts("r1", "1.1")
+    assert attempt["error_summary"] == "boom\\x00tail \\udcff end"
+    assert store.task("r1", "1.1")["guidance"] == "boom\\x00tail \\udcff end"
+    assert store.escalation(esc)["question"].startswith("boom\\x00")  # type: ignore[index]
+    row = store.answer_escalation(esc, response="ok\x00", kind="text", responder="a", channel="cli")
+    assert row["response"] == "ok\\x00"

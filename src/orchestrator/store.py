@@ -54,6 +54,18 @@ def _normalise_url(url: str) -> str:
     return url
 
 
+def storable(values: dict[str, Any]) -> dict[str, Any]:
+    """Text every database can hold: a NUL byte (PostgreSQL refuses it) is written as `\\x00`,
+    and a lone surrogate (from undecodable agent output) as its escape, so an agent's odd bytes
+    never make a step unrecordable (and an attempt re-run, paid for again, on every resume)."""
+    return {
+        k: v.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+        if isinstance(v, str)
+        else v
+        for k, v in values.items()
+    }
+
+
 class Store(RunLock):
     """All reads and writes of run state go through here (parameterised statements only)."""
 
@@ -277,7 +289,7 @@ class Store(RunLock):
         conn.execute(
             update(tasks)
             .where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
-            .values(updated_at=time.time(), **values)
+            .values(updated_at=time.time(), **storable(values))
         )
 
     # -- attempts -------------------------------------------------------------------------------
@@ -336,7 +348,9 @@ class Store(RunLock):
                 conn.execute(
                     update(attempts)
                     .where(*where)
-                    .values(verdict=verdict, ended_at=now, duration_s=now - started, **values)
+                    .values(
+                        verdict=verdict, ended_at=now, duration_s=now - started, **storable(values)
+                    )
                 )
             if task_values:
                 self._update_task(conn, run_id, task_id, **task_values)
@@ -442,19 +456,23 @@ class Store(RunLock):
     ) -> int:
         esc_id = conn.execute(
             insert(escalations).values(
-                run_id=run_id,
-                task_id=task_id,
-                attempt_number=attempt_number,
-                level=level,
-                category=category,
-                question=question,
-                options_json=json.dumps(options or []),
-                recommendation=recommendation,
-                why=why,
-                detail_json=json.dumps(detail or {}, default=str),
-                asker=asker,
-                status="open",
-                created_at=time.time(),
+                **storable(
+                    {
+                        "run_id": run_id,
+                        "task_id": task_id,
+                        "attempt_number": attempt_number,
+                        "level": level,
+                        "category": category,
+                        "question": question,
+                        "options_json": json.dumps(options or []),
+                        "recommendation": recommendation,
+                        "why": why,
+                        "detail_json": json.dumps(detail or {}, default=str),
+                        "asker": asker,
+                        "status": "open",
+                        "created_at": time.time(),
+                    }
+                )
             )
         ).inserted_primary_key[0]  # type: ignore[index]
         payload = {
@@ -517,13 +535,17 @@ class Store(RunLock):
                 update(escalations)
                 .where(escalations.c.id == esc_id, escalations.c.status == "open")
                 .values(
-                    status="answered",
-                    response=response,
-                    response_kind=kind,
-                    responder=responder,
-                    channel=channel,
-                    answered_at=now,
-                    wait_s=now - row["created_at"],
+                    **storable(
+                        {
+                            "status": "answered",
+                            "response": response,
+                            "response_kind": kind,
+                            "responder": responder,
+                            "channel": channel,
+                            "answered_at": now,
+                            "wait_s": now - row["created_at"],
+                        }
+                    )
                 )
             ).rowcount
             if done != 1:
