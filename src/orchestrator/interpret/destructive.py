@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.interpret.text import SHELL_LANGS, SQL_LANGS, Line, sentences
+from orchestrator.interpret.text import SHELL_LANGS, SQL_LANGS, Line, LineFinder, sentences
 from orchestrator.models import Category
 from orchestrator.rules.destructive import destructive_statement, extreme_destructive
 
@@ -127,13 +127,10 @@ def _prose_sentences(lines: list[Line]) -> list[tuple[int, str]]:
         if not para:
             return
         text = "\n".join(ln.text for ln in para)
+        finder = LineFinder(para)
         for s in sentences(text):
-            head = s[:30]
-            no = next(
-                (ln.no for ln in para if head[:15] and head[:15] in " ".join(ln.text.split())),
-                para[0].no,
-            )
-            out.append((no, s))
+            no = finder.first(s[:15])
+            out.append((para[0].no if no is None else no, s))
         para.clear()
 
     for ln in lines:

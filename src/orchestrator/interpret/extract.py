@@ -16,7 +16,7 @@ _LETTER = re.compile(r"^\s*(?:[-*•]\s+)?(?:\*\*|__)?(?:\(([A-Za-z])\)|([A-Za-z
 _NUMBER = re.compile(r"^\s*(?:\*\*|__)?(?:\((\d+)\)|(\d+)[.)])\s+(\S.*)$")
 _BULLET = re.compile(r"^\s{0,3}[-*•]\s+(\S.*)$")
 _HEADING = re.compile(
-    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:Option|Variante|Approach|Alternative|Choice|Möglichkeit|"
+    r"^\s*+(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:Option|Variante|Approach|Alternative|Choice|Möglichkeit|"
     r"Ansatz|Weg)\s+([A-Za-z]|\d+)\s*(?:[:.)–—-]|\*\*)\s*(.*)$",
     re.I,
 )
@@ -24,7 +24,7 @@ _BOLD_ITEM = re.compile(
     r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)\s*(\d+|[A-Za-z])[.):]\s+(.+?)\s*(?:\*\*|__)?\s*$"
 )
 _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
+_TABLE_SEP = re.compile(r"^\s*+\|?\s*:?-{2,}")  # `*+`: an indent is not rescanned (quadratic)
 _OPTION_COL = re.compile(
     r"^(option|options|approach|choice|alternative|variante|ansatz|möglichkeit|strategy|"
     r"strategie|backend|format|choice)s?$",
@@ -58,29 +58,50 @@ def _clean_item(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip()
 
 
-def _sequential(keys: list[str]) -> bool:
-    if len(keys) < 2:
-        return False
-    if all(k.isdigit() for k in keys):
-        return [int(k) for k in keys] == list(
-            range(int(keys[0]), int(keys[0]) + len(keys))
-        ) and int(keys[0]) <= 1
-    lowered = [k.lower() for k in keys]
-    return lowered == [chr(ord("a") + i) for i in range(len(keys))]
+def _sequential_suffixes(keys: list[str]) -> list[bool]:
+    """For each p, whether keys[p:] is a list's own numbering: 0/1, 2, 3… or a, b, c…
+
+    Computed from the end in one pass, so every start inside a long run is answered at once.
+    """
+    m = len(keys)
+    out = [False] * m
+    digits = letters = False  # keys[p+1:] all digits counting up by one / letters likewise
+    for p in range(m - 1, -1, -1):
+        k, nxt = keys[p], keys[p + 1] if p + 1 < m else None
+        if nxt is None:
+            digits, letters = k.isdigit(), k.isalpha()
+        else:
+            digits = digits and k.isdigit() and int(nxt) == int(k) + 1
+            letters = letters and k.isalpha() and ord(nxt.lower()) == ord(k.lower()) + 1
+        if m - p >= 2:
+            out[p] = (digits and int(k) <= 1) or (letters and k.lower() == "a")
+    return out
 
 
-def _collect(
-    kind: str, rx: re.Pattern[str], lines: list[str], i: int
-) -> tuple[int, list[str], list[str]]:
-    """From line I, the end index, keys and item texts of one list of KIND."""
+@dataclass
+class _Run:
+    """One list of KIND scanned from its first item: later starts inside it share the scan."""
+
+    end: int
+    at: dict[int, int]
+    """line index of an item -> its position in keys/items"""
+    keys: list[str]
+    items: list[str]
+    sequential: list[bool]
+
+
+def _collect(kind: str, rx: re.Pattern[str], lines: list[str], i: int) -> _Run:
+    """From line I, the items of one list of KIND (where it ends does not depend on I)."""
     keys: list[str] = []
     items: list[str] = []
+    at: dict[int, int] = {}
     n = len(lines)
     j = i
     last_item = i
     while j < n:
         mm = rx.match(lines[j])
         if mm:
+            at[j] = len(items)
             if kind == "bullet":
                 items.append(mm.group(1))
             elif kind == "heading":
@@ -108,7 +129,7 @@ def _collect(
             j += 1  # continuation or sub-bullet of the previous item
             continue
         break
-    return last_item + 1, keys, items
+    return _Run(last_item + 1, at, keys, items, _sequential_suffixes(keys))
 
 
 def _intro_before(lines: list[str], i: int) -> bool:
@@ -132,17 +153,22 @@ def _list_blocks(lines: list[str]) -> list[_Block]:
         ("heading", _BOLD_ITEM),
         ("bullet", _BULLET),
     )
+    runs: list[_Run | None] = [None] * len(kinds)
     i = 0
     while i < len(lines):
         found: _Block | None = None
-        for kind, rx in kinds:
+        for k, (kind, rx) in enumerate(kinds):
             if not rx.match(lines[i]):
                 continue
-            end, keys, items = _collect(kind, rx, lines, i)
-            ok = _sequential(keys) if kind != "bullet" else len(items) >= 2
+            run = runs[k]
+            if run is None or i not in run.at:
+                run = runs[k] = _collect(kind, rx, lines, i)
+            p = run.at[i]
+            ok = run.sequential[p] if kind != "bullet" else len(run.items) - p >= 2
             if ok:
+                items = run.items[p:]
                 found = _Block(
-                    kind, i, end, [_clean_item(t) for t in items], _intro_before(lines, i)
+                    kind, i, run.end, [_clean_item(t) for t in items], _intro_before(lines, i)
                 )
                 break
         if found is not None:
@@ -287,7 +313,8 @@ def _either_or(question: str | None) -> list[str]:
 
 
 _RECO = [
-    re.compile(r"^\s*\**RECOMMENDATION\**\s*:\**\s*(.+)$", re.I | re.M),
+    # `[^\S\n]*`, not `\s*`: the same group, without rescanning a run of blank lines per line
+    re.compile(r"^[^\S\n]*\**RECOMMENDATION\**\s*:\**\s*(.+)$", re.I | re.M),
     re.compile(r"\*\*Recommend(?:ed|ation)\s*:?\*\*\s*:?\s*(.+?)(?:$|\n)", re.I),
     re.compile(
         r"\b(?:I(?:'d| would)?|We(?:'d| would)?)\s+(?:strongly\s+)?recommend(?:ing)?\s+(.+?)(?:[.!](?:\s|$)|$)",

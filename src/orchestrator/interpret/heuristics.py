@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from orchestrator.interpret.text import Line, final_prose, join, sentences
+from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
 from orchestrator.models import Verdict
 
 _W = list[tuple[re.Pattern[str], int]]
@@ -455,12 +455,10 @@ def _sentences_with_lines(tail: list[Line]) -> list[tuple[int, str]]:
         if not para:
             return
         text = "\n".join(ln.text for ln in para)
+        finder = LineFinder(para)
         for s in sentences(text):
-            key = s[-20:]
-            no = next(
-                (ln.no for ln in para if key and key in " ".join(ln.text.split())), para[-1].no
-            )
-            out.append((no, s))
+            no = finder.first(s[-20:])
+            out.append((para[-1].no if no is None else no, s))
         para.clear()
 
     prev = None

@@ -56,8 +56,14 @@ _PLAN_DONE = re.compile(r"^#{1,4}\s*(?:PLAN|PHASE|TASK) COMPLETE\b", re.M | re.I
 _PLACEHOLDER = re.compile(r"^(?:REASON|<[^>]*>|\.\.\.|…|\{[^}]*\}|\[[^\]]*\])$", re.I)
 
 
+_BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")
+r"""Whitespace-only lines: dropping them changes no match below (values are whitespace-joined),
+and keeps `^\s*` from rescanning a long blank run at every line start (quadratic)."""
+
+
 def _field(block: str, name: str) -> str | None:
     """A `**Name:** value` field, its value running on until the next field or heading."""
+    block = _BLANK_LINES.sub("\n", block)
     m = re.search(
         rf"^\s*[-*]?\s*\*\*{name}\s*:?\*\*\s*:?\s*(.*?)(?=^\s*[-*]?\s*\*\*[\w ]+:?\*\*|^#{{1,4}}\s|\Z)",
         block,
@@ -86,7 +92,7 @@ def _block_after(text: str, start: int) -> str:
 def _ralph(text: str) -> list[Marked]:
     out: list[Marked] = []
     for m in _RALPH.finditer(text):
-        body = m.group(1)
+        body = _BLANK_LINES.sub("\n", m.group(1))
 
         def get(name: str, body: str = body) -> str:
             mm = re.search(rf"^\s*{name}\s*:\s*(.+)$", body, re.M | re.I)

@@ -13,6 +13,7 @@ Each line gets a zone:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Literal
 
@@ -60,12 +61,14 @@ _GEMINI_SAY = re.compile(r"^\s*✦")
 _FENCE = re.compile(r"^\s*(?:[│|]\s*)?(`{3,}|~{3,})\s*([\w+.#-]*)")
 _DIFF_START = re.compile(r"^(diff --git |--- a/|\+\+\+ b/|@@ -\d)")
 _DIFF_LINE = re.compile(r"^([+\- \\]|@@|index [0-9a-f]|new file mode|deleted file mode|diff --git)")
+# The indent is taken once (`\s*+`; `(?<=\s)` where one is required): a `\s*` in front of
+# each alternative would rescan a long indent at every position (quadratic).
 _LOG_LINE = re.compile(
-    r"^\s*(\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|npm (WARN|ERR!|notice)|ELIFECYCLE|"
-    r"\s*Compiling \S+ v\d|\s*Updating |Downloading |Collecting |Installing |Requirement already|"
+    r"^\s*+(\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|npm (WARN|ERR!|notice)|ELIFECYCLE|"
+    r"Compiling \S+ v\d|Updating |Downloading |Collecting |Installing |Requirement already|"
     r"[\w/.-]+\.\w+::\S+ (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)|[.FEsxX]{8,}\s*(\[\s*\d+%\])?$|"
-    r"(PASS|FAIL|ok|FAIL:|---) [\w./-]+|=+ .* =+$|_{5,} .* _{5,}$|\s*(warning|error)(\[\w+\])?: |"
-    r"\s+--> \S+:\d+|\s*\d+\s+\|\s|\s+\|\s*$|\s+\|\s+[\^~-]+)"
+    r"(PASS|FAIL|ok|FAIL:|---) [\w./-]+|=+ .* =+$|_{5,} .* _{5,}$|(warning|error)(\[\w+\])?: |"
+    r"(?<=\s)--> \S+:\d+|\d+\s+\|\s|(?<=\s)\|\s*$|(?<=\s)\|\s+[\^~-]+)"
 )
 _AIDER_STATUS = re.compile(
     r"^(Tokens: [\d.]+k? sent|Applied edit to |Commit [0-9a-f]{7} |Added .* to the chat|"
@@ -235,6 +238,31 @@ def tail_text(lines: list[Line], tail: list[Line]) -> str:
 
 def join(lines: list[Line]) -> str:
     return "\n".join(ln.text for ln in lines)
+
+
+class LineFinder:
+    """Which line of a paragraph a sentence came from: the first whose whitespace-normalised text
+    contains a piece of it. Lines are normalised once and answers remembered, so a long line of
+    many sentences costs one pass instead of one per sentence (which was quadratic)."""
+
+    def __init__(self, para: list[Line]) -> None:
+        self._nos = [ln.no for ln in para]
+        self._starts: list[int] = []
+        pos = 0
+        for ln in para:
+            self._starts.append(pos)
+            pos += len(" ".join(ln.text.split())) + 1
+        self._joined = "\n".join(" ".join(ln.text.split()) for ln in para)
+        self._memo: dict[str, int | None] = {}
+
+    def first(self, piece: str) -> int | None:
+        """The number of the first line containing PIECE (no newline in it), None if none does."""
+        if not piece:
+            return None
+        if piece not in self._memo:
+            at = self._joined.find(piece)  # never spans lines: PIECE has no newline
+            self._memo[piece] = self._nos[bisect_right(self._starts, at) - 1] if at >= 0 else None
+        return self._memo[piece]
 
 
 _SENT_SPLIT = re.compile(
