@@ -196,3 +196,15 @@ def test_a_gsd_decision_checkpoint_blocks_later_tasks_and_offers_its_options(
     assert done.returncode == 0, done.stdout + done.stderr
     prompt = next((tmp_path / ".orchestrator" / "runs").iterdir()) / "2" / "attempt-1" / "prompt.md"
     assert "SQLite" in prompt.read_text()  # the decision reaches the task after the checkpoint
+
+
+def test_a_resumed_run_keeps_the_agent_options_it_was_started_with(tmp_path: Path) -> None:
+    from orchestrator.api import resume_settings
+    from orchestrator.config import load_settings
+
+    started, _ = load_settings(
+        base=tmp_path, overrides={"agent": "replay", "agent_options.model": "m-1"}, env={}
+    )
+    meta = started.model_dump()
+    again = resume_settings(meta, {})
+    assert again.agent_options("1.1")["model"] == "m-1"

@@ -16,14 +16,22 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.agents.base import Agent
 from orchestrator.artifacts import run_folder
-from orchestrator.config import REDACTED, Settings, Sources, flatten, load_settings, redact
+from orchestrator.config import (
+    REDACTED,
+    Settings,
+    Sources,
+    flatten,
+    load_settings,
+    redact,
+    setting_names,
+)
 from orchestrator.console import Reporter
 from orchestrator.humans import Answer, answer_from_flags, record_answer
 from orchestrator.models import UserError
 from orchestrator.plans import load_plan
 from orchestrator.plans.verification import with_verification
-from orchestrator.runner import Runner, RunOutcome
 from orchestrator.rows import EscalationRow
+from orchestrator.runner import Runner, RunOutcome
 from orchestrator.store import AlreadyAnswered, Row, Store, answered_message
 
 if TYPE_CHECKING:
@@ -129,7 +137,7 @@ def resume_settings(
     """The run's own settings, then flags given now; redacted secrets come from config and env again."""
     stored = {
         k: v
-        for k, v in flatten({k: v for k, v in meta.items() if k in Settings.model_fields}).items()
+        for k, v in flatten({k: v for k, v in meta.items() if k in setting_names()}).items()
         if v != REDACTED
     }
     given = {k: v for k, v in overrides.items() if v is not None}

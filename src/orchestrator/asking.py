@@ -9,6 +9,7 @@ from typing import Any
 
 from orchestrator.agents.base import HumanQuestion
 from orchestrator.interpret import WHY
+from orchestrator.interpret.model import why_sentence
 from orchestrator.models import Task
 from orchestrator.rows import Asker
 
@@ -57,7 +58,7 @@ def agent_question(q: HumanQuestion, **detail: Any) -> EscalationDraft:
         options=list(q.options),
         recommendation=q.recommendation,
         category=q.category,
-        why=q.why or why_for(q.category),
+        why=why_sentence(q.why, q.category),
         detail={**q.detail, **detail},
     )
 

@@ -7,7 +7,6 @@ An answer is recorded in the store before it is acted on, whichever channel it c
 from __future__ import annotations
 
 import getpass
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,8 @@ from rich.prompt import Prompt
 
 from orchestrator.interpret.model import WHY_GENERIC, why_sentence
 from orchestrator.models import UserError
-from orchestrator.store import Row, Store
+from orchestrator.rows import ASKER_NAMES, EscalationRow
+from orchestrator.store import Store
 
 AnswerKind = Literal["option", "recommended", "text", "retry", "skip", "abort", "done"]
 
@@ -57,7 +57,7 @@ class Answer:
         """The answer without its option letter: `B) In-memory` → `In-memory`."""
         return strip_letter(self.text)
 
-    def guidance(self, esc: Row) -> str | None:
+    def guidance(self, esc: EscalationRow) -> str | None:
         """How the answer reads in the next prompt."""
         if self.kind in ACTION_KEYS:
             return None
@@ -180,7 +180,7 @@ def parse_answer(
     return Answer("text", text)
 
 
-def option_answer(esc: Row, option: str) -> Answer:
+def option_answer(esc: EscalationRow, option: str) -> Answer:
     """`--option X` (and a decision file's `chosen_option`): a key exactly as the panel shows it
     (`a` is Abort where the panel says `a) Abort`), else the option at letter X's position (the
     letters of seed 002's `hil-request.json`), else an action's word or an option's text."""
@@ -208,7 +208,7 @@ def option_answer(esc: Row, option: str) -> Answer:
 
 
 def answer_from_flags(
-    esc: Row,
+    esc: EscalationRow,
     *,
     text: str | None,
     option: str | None,
@@ -248,7 +248,7 @@ def answer_from_flags(
 
 def record_answer(
     store: Store, esc_id: int, answer: Answer, *, channel: str, responder: str | None = None
-) -> Row:
+) -> EscalationRow:
     return store.answer_escalation(
         esc_id,
         response=answer.text,
@@ -258,11 +258,13 @@ def record_answer(
     )
 
 
-def render_panel(console: Console, esc: Row, title_task: str, *, how: str | None = None) -> None:
+def render_panel(
+    console: Console, esc: EscalationRow, title_task: str, *, how: str | None = None
+) -> None:
     """`how` says how to answer; the default fits the terminal prompt that follows the panel."""
     actions = panel_actions(esc["options"], esc.get("detail"))
     lines = [
-        f"[bold]{escape(esc['detail'].get('asker', 'The agent'))}'s question:[/bold]",
+        f"[bold]{escape(ASKER_NAMES.get(esc['asker'], 'The agent'))}'s question:[/bold]",
         "",
         escape(esc["question"]),
     ]
@@ -271,7 +273,7 @@ def render_panel(console: Console, esc: Row, title_task: str, *, how: str | None
         lines += [f"  {escape(c.key)}) {escape(c.text)}" for c in choices(esc["options"], actions)]
     if esc["recommendation"]:
         lines += ["", f"[bold]Recommendation:[/bold] {escape(esc['recommendation'])}"]
-    fallback = RETRY_WHY if esc["detail"].get("asker") == "The orchestrator" else WHY_GENERIC
+    fallback = RETRY_WHY if esc["asker"] == "orchestrator" else WHY_GENERIC
     why = why_sentence(esc["why"], esc["category"], fallback)
     lines += ["", f"[bold]Why I'm asking:[/bold] {escape(why)}"]
     if how is None and actions is not None:
@@ -287,7 +289,7 @@ def render_panel(console: Console, esc: Row, title_task: str, *, how: str | None
     )
 
 
-def ask_in_terminal(console: Console, esc: Row) -> Answer:
+def ask_in_terminal(console: Console, esc: EscalationRow) -> Answer:
     """The panel, then a prompt until the answer parses (a bad one is said, and asked again)."""
     render_panel(console, esc, esc["task_id"])
     actions = panel_actions(esc["options"], esc.get("detail"))
@@ -314,7 +316,7 @@ def wait_for_answer(
     poll: float = 0.25,
     timeout: float | None = None,
     check_files: Callable[[], None] | None = None,
-) -> Row | None:
+) -> EscalationRow | None:
     """Block until another process answers (CLI, file, …); polls the store a few times a second."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
@@ -328,26 +330,21 @@ def wait_for_answer(
         time.sleep(poll)
 
 
-def read_user_decision(path: Path, esc: Row) -> Answer | None:
-    """A `user-decision.json` written by hand or by another tool (seed 002's format)."""
-    if not path.is_file():
+def read_user_decision(path: Path, esc: EscalationRow) -> Answer | None:
+    """The `Answer` in a `user-decision.json` written by hand or by another tool (seed 002's
+    format); read and validated by `consultant.files.read_decision_file` (a broken file is a
+    one-line UserError), converted here: an action, else the chosen option (with the comment),
+    else the comment as guidance."""
+    from orchestrator.consultant.files import ACTIONS, read_decision_file
+
+    data = read_decision_file(path)
+    if data is None:
         return None
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # bad JSON, not UTF-8, nested too deep
-        raise UserError(
-            f"cannot read the decision file: {exc}; write valid JSON", path=str(path)
-        ) from None
-    if not isinstance(data, dict):
-        raise UserError(
-            "the decision file must hold a JSON object with chosen_option, user_comment or action",
-            path=str(path),
-        )
-    chosen = data.get("chosen_option")
-    comment = data.get("user_comment")
-    action = str(data.get("action", "")).lower()
-    if action in ("retry", "skip", "abort"):
+    action = str(data.get("action") or "").strip().lower()
+    comment = str(data.get("user_comment") or "").strip()
+    if action in ACTIONS:
         return Answer(action, action if action != "skip" else "skip task")  # type: ignore[arg-type]
+    chosen = data.get("chosen_option")
     if chosen:
         ans = answer_from_flags(
             esc,
@@ -358,9 +355,7 @@ def read_user_decision(path: Path, esc: Row) -> Answer | None:
             skip=False,
             abort=False,
         )
-        if comment:
-            ans = Answer("option", f"{ans.text} — {comment}")
-        return ans
-    if comment:
-        return Answer("text", str(comment))
-    raise UserError("the decision file needs chosen_option, user_comment or action", path=str(path))
+        if not comment or ans.kind != "option":  # an action panel's choice stays that action
+            return ans
+        return Answer("option", f"{ans.text} — {comment}")
+    return Answer("text", comment)

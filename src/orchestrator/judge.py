@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from orchestrator.agents.base import AgentResult
-from orchestrator.asking import EscalationDraft, after_failures, agent_question, why_for
+from orchestrator.asking import EscalationDraft, after_failures, agent_question
 from orchestrator.brain import Brain
 from orchestrator.config import Settings
 from orchestrator.gates import GateResult
 from orchestrator.interpret import Interpretation, interpret
+from orchestrator.interpret.model import why_sentence
 from orchestrator.llm import LLMBackend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
 from orchestrator.models import Task
@@ -155,7 +156,7 @@ class Judge:
                     options=list(interp.options),
                     recommendation=interp.recommendation,
                     category=interp.category,
-                    why=interp.why or why_for(interp.category),
+                    why=why_sentence(interp.why, interp.category),
                     detail={"source": interp.source},
                 ),
                 interpretation=interp,
