@@ -67,7 +67,9 @@ AgentCmd = Annotated[
 ]
 Db = Annotated[
     str | None,
-    typer.Option("--db", help="SQLAlchemy URL (default: sqlite:///.orchestrator/state.db)."),
+    typer.Option(
+        "--db", help="SQLAlchemy URL (default: the home store, $ORCHESTRATOR_HOME/state.db)."
+    ),
 ]
 Wait = Annotated[
     bool | None, typer.Option("--wait/--no-wait", help="Block for answers / pause and exit 3.")
@@ -246,9 +248,13 @@ def _json(data: Any) -> None:
 
 
 @app.command("runs")
-def runs_cmd(db: Db = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def runs_cmd(
+    db: Db = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    config: ConfigFile = None,
+) -> None:
     """List runs, newest first."""
-    rows = api.list_runs(db)
+    rows = api.list_runs(db, config_file=config)
     if as_json:
         _json(rows)
         return
@@ -270,9 +276,10 @@ def status(
     run_id: Annotated[str | None, typer.Argument(help="Run id (default: the latest run).")] = None,
     db: Db = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    config: ConfigFile = None,
 ) -> None:
     """One run's tasks, attempts and open escalations."""
-    data = api.status(run_id, db)
+    data = api.status(run_id, db, config_file=config)
     if as_json:
         _json(data)
         return
@@ -323,9 +330,10 @@ def escalations(
     all_: Annotated[bool, typer.Option("--all", help="Answered ones too.")] = False,
     db: Db = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    config: ConfigFile = None,
 ) -> None:
-    """Questions waiting for a human, with the ids `answer` takes."""
-    rows = api.list_escalations(run_id, db, open_only=not all_)
+    """Questions waiting for a human (of every run in the store: the inbox), with the ids `answer` takes."""
+    rows = api.list_escalations(run_id, db, open_only=not all_, config_file=config)
     if as_json:
         _json(rows)
         return
@@ -351,6 +359,7 @@ def answer(
     skip: Annotated[bool, typer.Option("--skip", help="Skip the task.")] = False,
     abort: Annotated[bool, typer.Option("--abort", help="Abort the run.")] = False,
     db: Db = None,
+    config: ConfigFile = None,
 ) -> None:
     """Answer an escalation once; then `orchestrator resume RUN` (a --wait runner continues by itself)."""
     row = api.answer(
@@ -362,6 +371,7 @@ def answer(
         skip=skip,
         abort=abort,
         db=db,
+        config_file=config,
     )
     out.print(
         f"Answered escalation {row['id']} ({row['response_kind']}): {escape(row['response'])}"
@@ -480,7 +490,9 @@ def main() -> None:
         sys.exit(code if isinstance(code, int) else 0)
     except UserError as exc:
         # soft_wrap: one line whatever the width, so logs and `2>&1 | grep` see it whole
-        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        from orchestrator.redaction import redact_text  # a URL's password never reaches a log
+
+        err.print(f"[red]error:[/red] {escape(redact_text(str(exc)))}", soft_wrap=True)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

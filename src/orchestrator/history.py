@@ -58,7 +58,7 @@ def attempt_prompt(
 ) -> str:
     """The task with earlier failures and every guidance; a resumed agent session gets only the
     answer, since it still holds the rest."""
-    last = store.attempts(run_id, task.id)
+    last = store.attempts(run_id, task.id) if history else []
     feedback = [f"Attempt {i}:\n{_tail(err, 3000)}" for i, err in enumerate(history[-3:], 1)]
     guidance = [g for g in (row["guidance"] or "").splitlines() if g.strip()]
     brain = next((a["guidance"] for a in reversed(last) if a["verdict"] == "failed"), None)

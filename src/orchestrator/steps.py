@@ -31,6 +31,8 @@ class Finished:
     model: str | None
     cap: int
     """Attempts allowed at this ladder level (max_attempts, or max_e2e_fix_attempts)."""
+    row: TaskRow
+    """The task as it was before the attempt (counters, guidance)."""
 
     @property
     def failed(self) -> bool:

@@ -21,8 +21,10 @@ from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
+from orchestrator.artifacts import home_url, legacy_store, sqlite_url
 from orchestrator.lock import RunLock
 from orchestrator.models import Plan, TaskStatus, UserError
+from orchestrator.redaction import redact_text
 from orchestrator.rows import AttemptRow, EscalationRow, RunRow, TaskRow
 from orchestrator.schema import attempts, escalations, events, runs, tasks
 
@@ -41,11 +43,13 @@ def answered_message(row: Any) -> str:
 
 
 def default_url(base: Path | None = None) -> str:
+    """`ORCHESTRATOR_DB`, else an older `./.orchestrator/state.db` in BASE, else the home store
+    (`config.resolve_db` is the full choice, with flags and config files: the CLI uses that)."""
     env = os.environ.get("ORCHESTRATOR_DB")
     if env:
         return env
-    base = base or Path.cwd()
-    return f"sqlite:///{(base / '.orchestrator' / 'state.db').as_posix()}"
+    legacy = legacy_store(base)
+    return sqlite_url(legacy) if legacy is not None else home_url()
 
 
 def _normalise_url(url: str) -> str:
@@ -95,7 +99,7 @@ class Store(RunLock):
             return create_engine(url, pool_pre_ping=True)
         except (ArgumentError, NoSuchModuleError) as exc:
             raise UserError(
-                f"cannot use database URL {url!r}: {exc}; check --db / ORCHESTRATOR_DB"
+                redact_text(f"cannot use database URL {url!r}: {exc}; check --db / ORCHESTRATOR_DB")
             ) from None
 
     def _migrate(self) -> None:
@@ -107,7 +111,10 @@ class Store(RunLock):
                 command.upgrade(cfg, "head")
         except OperationalError as exc:
             raise UserError(
-                f"cannot open the state database {self.url!r}: {exc.orig}; check --db / ORCHESTRATOR_DB"
+                redact_text(
+                    f"cannot open the state database {self.url!r}: {exc.orig}; "
+                    "check --db / ORCHESTRATOR_DB"
+                )
             ) from None
 
     @contextmanager
