@@ -11,6 +11,12 @@ It is for a *new* run only: on resume the lead does not call it, since the files
 run's own interrupted attempt are exactly what the next checkpoint or revert deals with.
 `is_dirty` is there for a caller that wants to show them.
 
+Crash-safe: a runner killed inside a git command leaves at most a stale lock of the private index
+(`<run_folder>/checkpoints.index.lock`) or of the run's own ref; `clean_locks` removes them when the
+next runner starts (it holds the run lock, and the killed runner's processes are gone by then), so
+nothing stays locked in the user's `.git`. A task completed but not yet committed is made up by the
+observer (`observers/checkpoints.py`).
+
 A checkpoint costs one `git add -A` when nothing changed (plus a `write-tree` when git rewrote the
 index anyway, e.g. for files touched in the same second): no commit is made, and the label is
 noted in `<run_folder>/checkpoints.labels` against the tip, so `list`/`sha_of`/`revert_to` still
@@ -27,6 +33,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.agents import process
 from orchestrator.models import UserError
 
 __all__ = ["CHECKPOINT_TRAILER", "START_LABEL", "CheckpointError", "Checkpoints"]
@@ -111,11 +118,13 @@ class Checkpoints:
             self.private = False
             git_dir = self._probe("rev-parse", "--absolute-git-dir")
             assert git_dir is not None  # a work tree always has one
+            self._git_dir = Path(git_dir)
             self._repo = ["--git-dir", git_dir, "--work-tree", top]
             self.prefix = (self._probe("rev-parse", "--show-prefix") or "").strip()
         else:
             self.private = True
             git_dir = str(self.run_folder / "git")
+            self._git_dir = Path(git_dir)
             self._repo = ["--git-dir", git_dir, "--work-tree", str(self.workdir)]
             self.prefix = ""
             if not (Path(git_dir) / "HEAD").exists():
@@ -204,6 +213,27 @@ class Checkpoints:
             )
         self._stage()
         return self._snapshot(f"revert-to-{label}", f"Revert workdir to checkpoint {label}")
+
+    def clean_locks(self) -> builtins.list[Path]:
+        """Remove the lock files a killed git left: the private index's, this run's ref's (in
+        whichever repository), and in a private repository any of its own. Only for a runner that
+        holds the run lock, after the killed runner's processes are gone; returns what it removed."""
+        stale = [
+            self._index.with_name(self._index.name + ".lock"),
+            self._git_dir / f"{self.ref}.lock",
+        ]
+        if self.private:
+            stale += [*self._git_dir.glob("*.lock"), *self._git_dir.glob("refs/**/*.lock")]
+        removed = []
+        for path in dict.fromkeys(stale):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(path)
+        if removed:
+            self._tip_sha, self._settled = _UNREAD, None  # read the branch again
+        return removed
 
     def sha_of(self, label: str) -> str:
         """The newest checkpoint with this label; CheckpointError when there is none."""
@@ -389,6 +419,7 @@ class Checkpoints:
     ) -> subprocess.CompletedProcess[str]:
         """git on the chosen repository; on our temporary index unless `user_index`."""
         env = self._env if user_index else dict(self._env, GIT_INDEX_FILE=str(self._index))
+        env = {**env, **process.mark_vars()}  # a killed runner's git dies before locks are cleaned
         cmd = [self._git, "-c", "core.fsmonitor=false", *self._repo, *args]
         res = subprocess.run(
             cmd,

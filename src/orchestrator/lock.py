@@ -1,8 +1,14 @@
-"""The run lock: one runner per run. A lock whose owner is dead (same host: its process is gone;
-another host: its heartbeat is old) is taken over, so a crash never blocks a resume."""
+"""The run lock: one runner per run, and what that runner started. A lock whose owner is dead is
+taken over, so a crash never blocks a resume: on the same host the owner is its PID *and* that
+process's start time (a recycled PID is someone else), with the heartbeat's age deciding where no
+start time is known; on another host the heartbeat's age decides.
+
+The processes a runner starts are recorded here too (`record_process`) and killed by the next
+runner (`reap_processes`) before anything runs again."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -13,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 
+from orchestrator.agents import process
 from orchestrator.models import UserError
-from orchestrator.schema import runs
+from orchestrator.schema import attempts, runs
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -26,6 +33,10 @@ logger = logging.getLogger("orchestrator.lock")
 
 class RunLocked(UserError):
     """Another live process is driving this run."""
+
+
+STALE_AFTER = 120.0
+"""A heartbeat older than this (seconds) means a dead owner where liveness cannot be proven."""
 
 
 def _pid_alive(pid: int) -> bool:
@@ -54,6 +65,8 @@ class RunLock:
             task_id: str | None = None,
         ) -> None: ...
 
+        url: str
+
     def acquire_lock(self, run_id: str) -> str:
         host, pid = socket.gethostname(), os.getpid()
         token = f"{host}:{pid}:{uuid.uuid4().hex[:8]}"
@@ -61,7 +74,11 @@ class RunLock:
             row = (
                 conn.execute(
                     select(
-                        runs.c.lock_owner, runs.c.lock_pid, runs.c.lock_host, runs.c.lock_heartbeat
+                        runs.c.lock_owner,
+                        runs.c.lock_pid,
+                        runs.c.lock_host,
+                        runs.c.lock_heartbeat,
+                        runs.c.lock_started,
                     ).where(runs.c.id == run_id)
                 )
                 .mappings()
@@ -82,7 +99,13 @@ class RunLock:
                     if row["lock_owner"] is None
                     else runs.c.lock_owner == row["lock_owner"]
                 )
-                .values(lock_owner=token, lock_pid=pid, lock_host=host, lock_heartbeat=time.time())
+                .values(
+                    lock_owner=token,
+                    lock_pid=pid,
+                    lock_host=host,
+                    lock_heartbeat=time.time(),
+                    lock_started=process.stamp(pid),
+                )
             ).rowcount
             if taken != 1:
                 raise RunLocked(f"run {run_id} was taken by another runner just now; try again")
@@ -91,12 +114,19 @@ class RunLock:
         return token
 
     @staticmethod
-    def _lock_live(row: Any, stale_after: float = 120.0) -> bool:
-        if row["lock_host"] == socket.gethostname():
-            return bool(row["lock_pid"]) and _pid_alive(int(row["lock_pid"]))
-        return (
+    def _lock_live(row: Any, stale_after: float = STALE_AFTER) -> bool:
+        fresh = (
             bool(row["lock_heartbeat"]) and time.time() - float(row["lock_heartbeat"]) < stale_after
         )
+        if row["lock_host"] != socket.gethostname():
+            return fresh
+        pid = int(row["lock_pid"] or 0)
+        if not pid or not _pid_alive(pid):
+            return False
+        now, then = process.stamp(pid), row["lock_started"]
+        if now is not None and then is not None:
+            return bool(now == then)  # the same process, not one that got its PID later
+        return fresh  # no start time to compare: the heartbeat decides
 
     def heartbeat(self, run_id: str, token: str) -> None:
         with self.tx() as conn:
@@ -111,8 +141,50 @@ class RunLock:
             conn.execute(
                 update(runs)
                 .where(runs.c.id == run_id, runs.c.lock_owner == token)
-                .values(lock_owner=None, lock_pid=None, lock_host=None, lock_heartbeat=None)
+                .values(
+                    lock_owner=None,
+                    lock_pid=None,
+                    lock_host=None,
+                    lock_heartbeat=None,
+                    lock_started=None,
+                )
             )
+
+    # -- what the runner started ------------------------------------------------------------------
+    def process_mark(self, run_id: str) -> str:
+        """What every process started for this run carries in its environment (`process.reap`)."""
+        return f"{run_id}@{hashlib.sha256(self.url.encode()).hexdigest()[:10]}"
+
+    def record_process(self, run_id: str, pgid: int) -> None:
+        """The process group the open attempt just started, with its leader's stamp, so a runner
+        killed from here on leaves it findable."""
+        with self.tx() as conn:
+            conn.execute(
+                update(attempts)
+                .where(attempts.c.run_id == run_id, attempts.c.verdict.is_(None))
+                .values(pgid=pgid, pgid_started=process.stamp(pgid))
+            )
+
+    def reap_processes(self, run_id: str) -> list[int]:
+        """Kill what a cut-off runner started that still runs: the groups of attempts without a
+        verdict, and every process carrying the run's mark (started before its group was recorded,
+        or gone off on its own). Called before anything of the run runs again."""
+        with self.tx() as conn:
+            groups = [
+                (int(r.pgid), r.pgid_started)
+                for r in conn.execute(
+                    select(attempts.c.pgid, attempts.c.pgid_started).where(
+                        attempts.c.run_id == run_id,
+                        attempts.c.verdict.is_(None),
+                        attempts.c.pgid.is_not(None),
+                    )
+                )
+            ]
+        reaped = process.reap(self.process_mark(run_id), groups)
+        if reaped:
+            with self.tx() as conn:
+                self._event(conn, run_id, "processes_reaped", {"pids": reaped})
+        return reaped
 
 
 class Heartbeat:

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from orchestrator import asking, history
 from orchestrator.agents.base import Agent, AgentEvent, AgentResult, AttemptContext, HumanQuestion
+from orchestrator.agents.process import supervised
 from orchestrator.artifacts import run_folder, write_json
 from orchestrator.config import Settings
 from orchestrator.console import fmt_cost
@@ -50,6 +55,8 @@ from orchestrator.store import Store
 from orchestrator.transitions import ANSWER_OUTCOMES, TABLE, Outcome, task_values
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_TERMINATED = 143
+"""SIGTERM: stopped like Ctrl-C (128 + the signal's number, as a shell reports it)."""
 logger = logging.getLogger("orchestrator.runner")
 Mode = Literal["terminal", "wait", "no-wait"]
 
@@ -63,6 +70,32 @@ class RunOutcome:
 
 class RunStopped(Exception):
     """No further task starts: a human aborted, or the run's budget is spent."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: the run stops exactly as after Ctrl-C."""
+
+
+@contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    """Turn the first SIGTERM into `Terminated` (main thread only; later ones are ignored while
+    the run stops)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = False
+
+    def handler(_sig: int, _frame: object) -> None:
+        nonlocal fired
+        if not fired:
+            fired = True
+            raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class Runner:
@@ -105,34 +138,41 @@ class Runner:
 
     # -- the loop -------------------------------------------------------------------------------
     def execute(self, *, resumed: bool = False) -> RunOutcome:
+        """Drive the run under its lock. Every process started meanwhile carries the run's mark
+        and its group is recorded; Ctrl-C and SIGTERM stop it the same way (attempts marked,
+        processes killed, lock released), exiting 130 and 143."""
         token = self.store.acquire_lock(self.run_id)
         beat = Heartbeat(self.store, self.run_id, token)
         started = time.monotonic()
-        try:
-            self.start(resumed)
+        mark = self.store.process_mark(self.run_id)
+        with terminated_as_interrupt():
             try:
-                while (task := self.next_ready()) is not None:
-                    self.step(task)
-            except RunStopped:
-                pass
-            code = self.exit_code()
-            status: RunStatus = {0: "COMPLETED", 1: "FAILED"}.get(code, "PAUSED")  # type: ignore[assignment]
-        except KeyboardInterrupt:
-            self.store.recover_interrupted(self.run_id)
-            code, status = EXIT_INTERRUPTED, "INTERRUPTED"
-        finally:
-            beat.stop()
-            self.store.release_lock(self.run_id, token)
-        self.store.set_run_status(self.run_id, status)
-        self.emit(
-            RunFinished(
-                self.run_id,
-                status,
-                code,
-                time.monotonic() - started,
-                history.summary(self.store, self.run_id),
+                with supervised(mark, lambda pid: self.store.record_process(self.run_id, pid)):
+                    self.start(resumed)
+                    try:
+                        while (task := self.next_ready()) is not None:
+                            self.step(task)
+                    except RunStopped:
+                        pass
+                code = self.exit_code()
+                status: RunStatus = {0: "COMPLETED", 1: "FAILED"}.get(code, "PAUSED")  # type: ignore[assignment]
+            except KeyboardInterrupt as exc:
+                self.store.recover_interrupted(self.run_id)
+                code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+                status = "INTERRUPTED"
+            finally:
+                beat.stop()
+                self.store.release_lock(self.run_id, token)
+            self.store.set_run_status(self.run_id, status)
+            self.emit(
+                RunFinished(
+                    self.run_id,
+                    status,
+                    code,
+                    time.monotonic() - started,
+                    history.summary(self.store, self.run_id),
+                )
             )
-        )
         return RunOutcome(self.run_id, code, dict(self.statuses))
 
     def step(self, task: Task) -> None:
@@ -149,12 +189,16 @@ class Runner:
             self.transition(task, *self.attempt(task))
 
     def start(self, resumed: bool) -> None:
+        """What a killed runner left is dealt with before anything runs: its processes are killed
+        and its attempts marked (`recover_interrupted`), then RunStarted lets observers make up
+        what it did not finish (a completed task's checkpoint)."""
+        cut = self.store.recover_interrupted(self.run_id)
         self.store.set_run_status(self.run_id, "RUNNING")
         self.emit(
             RunStarted(self.run_id, self.plan.path, len(self.plan.tasks), self.agent.name, resumed)
         )
-        for cut in self.store.recover_interrupted(self.run_id):
-            self.emit(AttemptInterrupted(self.run_id, cut["task_id"], cut["number"]))
+        for a in cut:
+            self.emit(AttemptInterrupted(self.run_id, a["task_id"], a["number"]))
         self.statuses = {t["task_id"]: t["status"] for t in self.store.tasks(self.run_id)}
         self.failed = "FAILED" in self.statuses.values()
         self.spent = self.store.spent(self.run_id)

@@ -36,6 +36,7 @@ runs = Table(
     Column("lock_pid", Integer),
     Column("lock_host", String(255)),
     Column("lock_heartbeat", Float),
+    Column("lock_started", String(80)),
 )
 
 tasks = Table(
@@ -81,6 +82,8 @@ attempts = Table(
     Column("decision", String(32)),
     Column("guidance", Text),
     Column("artifact_dir", Text, nullable=False),
+    Column("pgid", Integer),
+    Column("pgid_started", String(80)),
     ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
     UniqueConstraint("run_id", "task_id", "number", name="uq_attempts_number"),
 )

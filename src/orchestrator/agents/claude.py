@@ -33,6 +33,7 @@ import anyio
 import anyio.to_thread
 from pydantic import Field
 
+from orchestrator.agents import process
 from orchestrator.agents.base import (
     AgentEvent,
     AgentOptions,
@@ -372,7 +373,7 @@ class ClaudeAgent:
                 "append": str(opts["append_system_prompt"]),
             }
         allowed = [t for t in opts.get("allowed_tools") or [] if not str(t).startswith(ASK_TOOL)]
-        env = {k: str(v) for k, v in (opts.get("env") or {}).items()}
+        env = {k: str(v) for k, v in (opts.get("env") or {}).items()} | process.mark_vars()
         kwargs: dict[str, Any] = {
             "cwd": str(ctx.workdir),
             "resume": ctx.resume_session,
@@ -431,6 +432,7 @@ class ClaudeAgent:
             with anyio.move_on_after(ctx.timeout) as scope:
                 state.deadline = scope
                 async with ClaudeSDKClient(options) as client:
+                    process.spawned_by(client._transport)  # recorded: reaped after a crash
                     await client.query(ctx.prompt)
                     async for message in client.receive_response():
                         self._on_message(message, state)

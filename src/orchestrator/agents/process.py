@@ -4,11 +4,17 @@ streamed to files so memory stays bounded however much it prints, killed as a gr
 Nothing polls: the process's exit is a file descriptor (a pidfd on Linux, a waiter thread's pipe
 elsewhere) waited on together with its stdout pipe, so a run ends the moment the process does and
 every byte it wrote reaches the file and the line callback, the last line too.
+
+Nothing outlives its step: after every process the whole group is killed (SIGTERM, then SIGKILL
+for whatever ignores it). While a run is driven (`supervised`) every process carries the run's
+mark in its environment and each new group is reported (the store records it with the leader's
+`stamp`), so a later runner kills what a killed one left behind before anything runs again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import selectors
 import signal
@@ -24,6 +30,8 @@ TAIL_BYTES = 64 * 1024
 CHUNK = 1 << 16
 EOF_GRACE = 2.0
 """After the process exits, how long a descendant still holding its stdout open may keep it."""
+LEFTOVER_GRACE = 1.0
+"""After the process exits, how long the children it left get between SIGTERM and SIGKILL."""
 
 
 @dataclass
@@ -53,18 +61,196 @@ def tail(path: Path, limit: int = TAIL_BYTES) -> str:
         return ""
 
 
-def kill_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
-    """SIGTERM the whole process group, then SIGKILL whatever is left after `grace` seconds."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+MARK_VAR = "ORCHESTRATOR_RUN_MARK"
+"""Environment variable naming the run a process was started for (inherited by descendants)."""
+_mark: str | None = None
+_on_spawn: Callable[[int], None] | None = None
+
+
+@contextlib.contextmanager
+def supervised(mark: str, on_spawn: Callable[[int], None]) -> Iterator[None]:
+    """While a run is driven: mark every process started here, report each new group's pid."""
+    global _mark, _on_spawn
+    saved = _mark, _on_spawn
+    _mark, _on_spawn = mark, on_spawn
+    try:
+        yield
+    finally:
+        _mark, _on_spawn = saved
+
+
+def marked_env(env: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """`env` (default: ours) plus the run's mark; None when no run is supervised and env is None."""
+    if _mark is None:
+        return dict(env) if env is not None else None
+    return {**(os.environ if env is None else env), MARK_VAR: _mark}
+
+
+def mark_vars() -> dict[str, str]:
+    """The run's mark for an environment another library builds (the Claude SDK merges ours)."""
+    return {MARK_VAR: _mark} if _mark is not None else {}
+
+
+def spawned(pid: int) -> None:
+    """Report a process (group) started outside run_process, e.g. by an SDK."""
+    if _on_spawn is not None:
+        _on_spawn(pid)
+
+
+def spawned_by(transport: object) -> None:
+    """Report the CLI an SDK transport started (its `_process`); nothing when it has none."""
+    pid = getattr(getattr(transport, "_process", None), "pid", None)
+    if isinstance(pid, int):
+        spawned(pid)
+
+
+_LINUX = os.path.exists("/proc/self/stat")
+
+
+@functools.cache
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, process group, start time in clock ticks since boot) from /proc/<pid>/stat."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()  # the name may hold spaces and parentheses
+    return fields[0].decode(), int(fields[2]), int(fields[19])  # fields 3, 5 and 22
+
+
+def stamp(pid: int) -> str | None:
+    """Who `pid` is: boot id and start time, so a recycled PID never matches (None: not Linux,
+    or no such process)."""
+    st = _stat(pid)
+    return None if st is None or st[0] == "Z" else f"{_boot_id()}:{st[2]}"
+
+
+def _procs() -> Iterator[int]:
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                yield int(name)
+
+
+def _members(pgid: int, since: int = 0) -> list[int]:
+    """Live (non-zombie) processes of a group that started at or after `since` ticks."""
+    out = []
+    for pid in _procs():
+        st = _stat(pid)
+        if st is not None and st[1] == pgid and st[0] != "Z" and st[2] >= since:
+            out.append(pid)
+    return out
+
+
+def _marked(mark: str) -> list[int]:
+    """Processes whose environment carries the run's mark (readable: ours, same user)."""
+    needle = f"{MARK_VAR}={mark}\0".encode()
+    out = []
+    for pid in _procs():
         try:
-            os.killpg(proc.pid, sig)
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if (env + b"\0").find(needle) >= 0 and stamp(pid) is not None:
+            out.append(pid)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    if _LINUX:
+        st = _stat(pid)
+        return st is not None and st[0] != "Z"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait (on pidfds where there are any) until the processes have exited; returns the rest."""
+    deadline = time.monotonic() + timeout
+    left = [p for p in pids if _alive(p)]
+    while left:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return left
+        fds = []
+        for pid in left:
+            with contextlib.suppress(AttributeError, OSError):
+                fds.append(os.pidfd_open(pid))
+        try:
+            if fds:
+                with selectors.DefaultSelector() as sel:
+                    for fd in fds:
+                        sel.register(fd, selectors.EVENT_READ)
+                    sel.select(remaining)
+            else:  # no pidfds (not Linux): nothing to wait on but time
+                time.sleep(min(0.02, remaining))
+        finally:
+            for fd in fds:
+                os.close(fd)
+        left = [p for p in left if _alive(p)]
+    return left
+
+
+def kill_group(proc: subprocess.Popen[bytes] | int, grace: float = 3.0) -> None:
+    """SIGTERM the whole process group, then SIGKILL whatever is left after `grace` seconds —
+    grandchildren that ignore SIGTERM included. Returns once the group is gone."""
+    pgid = proc if isinstance(proc, int) else proc.pid
+    if pgid in (os.getpid(), os.getpgrp()):
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pgid, sig)
         except (ProcessLookupError, PermissionError):
             return
-        try:
-            proc.wait(timeout=grace)
+        deadline = time.monotonic() + wait
+        if not isinstance(proc, int):  # our child: reaped here, so it is no zombie member
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=wait)
+        members = _members(pgid) if _LINUX else [pgid]
+        if not _wait_gone(members, max(0.0, deadline - time.monotonic())):
             return
-        except subprocess.TimeoutExpired:
+
+
+def reap(mark: str, groups: Sequence[tuple[int, str | None]], grace: float = 2.0) -> list[int]:
+    """Kill what a dead runner left behind: each recorded group still alive (its leader's stamp
+    matches; a leader gone, the members started since) and every process carrying the run's
+    mark. SIGTERM, then SIGKILL after `grace`; returns the pids that were found."""
+    me = {os.getpid(), os.getpgrp()}
+    pgids: set[int] = set()
+    pids = set(_marked(mark))
+    for pgid, recorded in groups:
+        if pgid in me:
             continue
+        now, st = stamp(pgid), _stat(pgid)
+        if now is not None and now == recorded and st is not None:
+            (pgids if st[1] == pgid else pids).add(pgid)  # an SDK's CLI may lead no group
+        elif now is None and recorded and recorded.startswith(_boot_id() + ":"):
+            since = int(recorded.rsplit(":", 1)[1])
+            pids.update(_members(pgid, since))  # the leader exited, its children did not
+    pids -= me
+    found = sorted(pids | {p for g in pgids for p in (_members(g) or [g])})
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        for pgid in pgids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, sig)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        if not _wait_gone(found, wait):
+            break
+    return found
 
 
 def run_process(
@@ -90,10 +276,11 @@ def run_process(
             stdout=subprocess.PIPE if on_line is not None else out,
             stderr=err,
             stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
-            env=dict(env) if env is not None else None,
+            env=marked_env(env),
             start_new_session=True,
         )
         try:
+            spawned(proc.pid)
             timed_out = _supervise(proc, out, deadline, stdin_data, _Lines(on_line))
         except BaseException:
             kill_group(proc)
@@ -103,6 +290,7 @@ def run_process(
                 if pipe is not None and not pipe.closed:
                     pipe.close()
     proc.wait()
+    kill_group(proc.pid, LEFTOVER_GRACE)  # children it left behind stop before anything else runs
     return ProcessResult(
         proc.returncode, stdout_path, stderr_path, time.monotonic() - start, timed_out
     )
