@@ -23,9 +23,12 @@ needs_claude_binary = pytest.mark.skipif(
 
 
 def cli_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """The test's own store (`tmp/state.db`, run files in `tmp/runs/`) and home (`tmp`): no test
+    ever writes into the real home store. `ORCHESTRATOR_DB=""` leaves the choice to the home."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORCHESTRATOR_")}
     env.update(
         ORCHESTRATOR_DB=f"sqlite:///{tmp / 'state.db'}",
+        ORCHESTRATOR_HOME=str(tmp),
         COLUMNS="120",
         NO_COLOR="1",
         PYTHONUNBUFFERED="1",
@@ -58,6 +61,12 @@ def cli_popen(tmp: Path, *args: str, **env: str) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
+
+
+def run_dir(tmp: Path, run_id: str | None = None) -> Path:
+    """A run's files (beside the test's store); without RUN_ID the only run there is."""
+    runs = tmp / "runs"
+    return runs / run_id if run_id else next(runs.iterdir())
 
 
 def status_json(tmp: Path, run_id: str | None = None) -> dict[str, Any]:

@@ -167,7 +167,7 @@ def test_allowed_command_runs_in_the_resumed_session_and_only_that_command(
     attempts = data_["attempts"]
     assert [a["verdict"] for a in attempts] == ["needs_human", "needs_human", "completed"]
     assert len({a["session_id"] for a in attempts}) == 1 and attempts[0]["session_id"]
-    run_dir = tmp_path / ".orchestrator" / "runs" / data_["run"]["id"] / "1.1"
+    run_dir = tmp_path / "runs" / data_["run"]["id"] / "1.1"
     transcript = (run_dir / "attempt-2" / "transcript.jsonl").read_text()
     held_events = [
         json.loads(line)

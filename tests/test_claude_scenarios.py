@@ -364,7 +364,7 @@ def test_e_no_api_key_fails_at_start_with_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1, proc.stderr
     assert "ANTHROPIC_API_KEY" in lines[0] and "Traceback" not in proc.stderr
     assert proc.stdout == ""
-    assert not (tmp_path / ".orchestrator" / "runs").exists()
+    assert not (tmp_path / "runs").exists()
     runs = cli(tmp_path, "runs", "--json")
     assert runs.returncode == 0 and json.loads(runs.stdout) == []
 

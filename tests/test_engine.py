@@ -72,7 +72,7 @@ def test_a_rate_limit_past_the_wait_pauses_with_an_escalation(tmp_path: Path) ->
     assert [t["status"] for t in data["tasks"]] == ["PAUSED_FOR_INTERVENTION"]
     [esc] = data["escalations"]
     assert esc["category"] == "external_service" and esc["recommendation"] == "Wait and retry"
-    run_dir = next((tmp_path / ".orchestrator" / "runs").iterdir())
+    run_dir = next((tmp_path / "runs").iterdir())
     assert (run_dir / "1.1" / "escalation" / "level-2" / "hil-request.json").is_file()
 
 
@@ -194,7 +194,7 @@ def test_a_gsd_decision_checkpoint_blocks_later_tasks_and_offers_its_options(
     assert ans.returncode == 0, ans.stderr
     done = cli(tmp_path, "resume")
     assert done.returncode == 0, done.stdout + done.stderr
-    prompt = next((tmp_path / ".orchestrator" / "runs").iterdir()) / "2" / "attempt-1" / "prompt.md"
+    prompt = next((tmp_path / "runs").iterdir()) / "2" / "attempt-1" / "prompt.md"
     assert "SQLite" in prompt.read_text()  # the decision reaches the task after the checkpoint
 
 

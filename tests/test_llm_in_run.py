@@ -222,7 +222,7 @@ def test_brain_openai_retry_guidance_reaches_the_next_prompt(tmp_path: Path) -> 
     assert proc.returncode == 0, show(proc)
     assert len(server.model_requests) == 1  # the second attempt passed: no second opinion needed
     run_id = status_json(tmp_path)["run"]["id"]
-    attempts = tmp_path / ".orchestrator" / "runs" / run_id / "1.1"
+    attempts = tmp_path / "runs" / run_id / "1.1"
     assert "Use pathlib" not in (attempts / "attempt-1" / "prompt.md").read_text()
     assert "Use pathlib" in (attempts / "attempt-2" / "prompt.md").read_text()
     data = status_json(tmp_path)

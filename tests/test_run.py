@@ -41,13 +41,11 @@ def test_hello_demo_retries_once_then_completes(tmp_path: Path) -> None:
     assert (tmp_path / "work" / "hello.py").read_text().startswith("import sys")
     # the retry's prompt carries the failing gate's output
     run_id = data["run"]["id"]
-    prompt2 = (
-        tmp_path / ".orchestrator" / "runs" / run_id / "1.2" / "attempt-2" / "prompt.md"
-    ).read_text()
+    prompt2 = (tmp_path / "runs" / run_id / "1.2" / "attempt-2" / "prompt.md").read_text()
     assert "What went wrong in earlier attempts" in prompt2
     assert "Hello Ada" in prompt2
     # artifacts of every attempt: prompt, transcript, output, gate logs
-    a1 = tmp_path / ".orchestrator" / "runs" / run_id / "1.2" / "attempt-1"
+    a1 = tmp_path / "runs" / run_id / "1.2" / "attempt-1"
     assert {"prompt.md", "transcript.jsonl", "output.txt", "decision.json"} <= {
         p.name for p in a1.iterdir()
     }
@@ -78,9 +76,7 @@ def test_doomed_plan_stops_after_three_similar_failures(tmp_path: Path) -> None:
     assert len(data["escalations"]) == 1
     run_id = data["run"]["id"]
     for n in (2, 3):
-        prompt = (
-            tmp_path / ".orchestrator" / "runs" / run_id / "1.1" / f"attempt-{n}" / "prompt.md"
-        ).read_text()
+        prompt = (tmp_path / "runs" / run_id / "1.1" / f"attempt-{n}" / "prompt.md").read_text()
         assert "expected 100 lines" in prompt or "100" in prompt
         assert "What went wrong in earlier attempts" in prompt
     # aborting the escalation ends the task FAILED, exit 1
@@ -245,7 +241,7 @@ def test_secrets_in_settings_never_reach_the_store_or_artifacts(tmp_path: Path) 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     shown = cli(tmp_path, "config", "show", "--json")
     assert secret not in shown.stdout and "<redacted>" in shown.stdout
-    for path in [tmp_path / "state.db", *(tmp_path / ".orchestrator").rglob("*")]:
+    for path in [tmp_path / "state.db", *(tmp_path / "runs").rglob("*")]:
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
     # a resumed run gets the secret from the config again, not from the store

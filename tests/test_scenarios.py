@@ -22,7 +22,7 @@ AMBIGUOUS = str(EXAMPLES / "ambiguous_task.md")
 
 def _run_dir(tmp: Path) -> Path:
     run_id = status_json(tmp)["run"]["id"]
-    return tmp / ".orchestrator" / "runs" / run_id
+    return tmp / "runs" / run_id
 
 
 def test_scenario_a_in_a_terminal(tmp_path: Path) -> None:

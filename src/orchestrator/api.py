@@ -10,19 +10,22 @@ from __future__ import annotations
 
 import json
 import secrets
+import sys
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.agents.base import Agent
-from orchestrator.artifacts import run_folder
+from orchestrator.artifacts import run_folder, state_dir_for
 from orchestrator.config import (
-    REDACTED,
     Settings,
     Sources,
     flatten,
+    legacy_notice,
     load_settings,
     redact,
+    resolve_db,
     setting_names,
 )
 from orchestrator.console import Reporter
@@ -30,6 +33,7 @@ from orchestrator.humans import Answer, answer_from_flags, record_answer
 from orchestrator.models import UserError
 from orchestrator.plans import load_plan
 from orchestrator.plans.verification import with_verification
+from orchestrator.redaction import REDACTED
 from orchestrator.rows import EscalationRow
 from orchestrator.runner import Runner, RunOutcome
 from orchestrator.store import AlreadyAnswered, Row, Store, answered_message
@@ -38,8 +42,16 @@ if TYPE_CHECKING:
     from orchestrator.checkpoints import Checkpoints
 
 
-def open_store(db: str | None = None, settings: Settings | None = None) -> Store:
-    return Store(db or (settings.db if settings else None))
+def open_store(
+    db: str | None = None, settings: Settings | None = None, config_file: Path | None = None
+) -> Store:
+    """The store every command uses, chosen the same way (`config.resolve_db`): `--db`,
+    `ORCHESTRATOR_DB`, `db` in the config, an older `./.orchestrator/state.db` (with a notice
+    saying how to move it), else the home store."""
+    url, source = resolve_db(db or (settings.db if settings else None), config_file)
+    if source == "legacy":
+        print(legacy_notice(url), file=sys.stderr)
+    return Store(url)
 
 
 def settings_for(
@@ -74,10 +86,10 @@ def run(
     agent = make_agent(settings, path)
     workdir = Path(settings.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    store = open_store(settings.db)
+    store = open_store(settings.db, config_file=config_file)
     run_id = new_run_id()
     meta = redact(settings.model_dump()) | {
-        "state_dir": str((Path.cwd() / ".orchestrator").resolve()),
+        "state_dir": str(state_dir_for(store.url)),
         "plan_file": str(path.resolve()),
         "scenario": str(Path(settings.scenario).resolve()) if settings.scenario else None,
         "workdir": str(workdir),
@@ -131,18 +143,47 @@ def build_runner(
     return runner
 
 
+def _holds_secret(value: Any) -> bool:
+    """A stored value with a secret cut out of it (`--token=<redacted>`): unusable as it is."""
+    if isinstance(value, str):
+        return REDACTED in value
+    return isinstance(value, list) and any(_holds_secret(v) for v in value)
+
+
 def resume_settings(
     meta: dict[str, Any], overrides: dict[str, Any], config_file: Path | None = None
 ) -> Settings:
-    """The run's own settings, then flags given now; redacted secrets come from config and env again."""
-    stored = {
-        k: v
-        for k, v in flatten({k: v for k, v in meta.items() if k in setting_names()}).items()
-        if v != REDACTED
-    }
+    """The run's own settings, then flags given now. Redacted secrets come from config, env and
+    flags again; a value a secret was cut out of (an `--agent-cmd` with a token) must be given
+    again, else the resume is refused (exit 2) rather than run with half a command."""
+    own = flatten({k: v for k, v in meta.items() if k in setting_names() and k != "db"})
+    stored = {k: v for k, v in own.items() if v != REDACTED and not _holds_secret(v)}
     given = {k: v for k, v in overrides.items() if v is not None}
-    settings, _ = load_settings(overrides=stored | given, config_file=config_file)
+    settings, sources = load_settings(overrides=stored | given, config_file=config_file)
+    for key in (k for k, v in own.items() if v != REDACTED and _holds_secret(v)):
+        if key not in sources:
+            flag, var = key.replace("_", "-").replace(".", "-"), key.upper().replace(".", "__")
+            raise UserError(
+                f"this run's {key} held a secret, which is never stored; give it again "
+                f"(--{flag}, ORCHESTRATOR_{var} or orchestrator.toml)"
+            )
     return settings
+
+
+@dataclass
+class _SaveSettings:
+    """Writes a resume's settings once the run is locked (at RunStarted): a resume refused for a
+    lock, a bad flag or a bad agent records nothing."""
+
+    store: Store
+    run_id: str
+    meta: dict[str, Any]
+
+    def notify(self, event: object) -> None:
+        from orchestrator.events import RunStarted
+
+        if isinstance(event, RunStarted):
+            self.store.update_settings(self.run_id, self.meta)
 
 
 def resume(
@@ -154,8 +195,9 @@ def resume(
     config_file: Path | None = None,
     **overrides: Any,
 ) -> RunOutcome:
-    """Continue a run after Ctrl-C, a crash, kill -9 or a human's answer; takes the same settings as run()."""
-    store = open_store(db or overrides.get("db"))
+    """Continue a run after Ctrl-C, a crash, kill -9 or a human's answer; takes the same settings
+    as run(). Validate, lock, then write: the flags are recorded only once the runner holds the lock."""
+    store = open_store(db or overrides.get("db"), config_file=config_file)
     run_id = run_id or store.latest_run_id()
     if run_id is None:
         raise UserError("there are no runs to resume; start one with `orchestrator run PLAN`")
@@ -164,9 +206,8 @@ def resume(
         raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
     meta = json.loads(row["settings_json"])
     settings = resume_settings(meta, overrides, config_file)
-    meta |= redact(settings.model_dump())
-    store.update_settings(run_id, meta)
     agent = make_agent(settings, Path(meta.get("plan_file", row["plan_path"])))
+    meta |= redact(settings.model_dump())
     checkpoints = None
     if (
         settings.checkpoints
@@ -175,6 +216,7 @@ def resume(
 
         checkpoints = Checkpoints(Path(row["workdir"]), run_folder(meta, run_id), run_id)
     runner = build_runner(store, run_id, settings, agent, reporter, interactive, checkpoints)
+    runner.bus.critical.insert(0, _SaveSettings(store, run_id, meta))
     return runner.execute(resumed=True)
 
 
@@ -190,9 +232,10 @@ def answer(
     db: str | None = None,
     responder: str | None = None,
     channel: str = "cli",
+    config_file: Path | None = None,
 ) -> EscalationRow:
     """Answer an open escalation once; `resume` then acts on it (a waiting runner acts at once)."""
-    store = open_store(db)
+    store = open_store(db, config_file=config_file)
     esc = store.escalation(esc_id)
     if esc is None:
         raise UserError(f"no escalation {esc_id}; `orchestrator escalations` lists the open ones")
@@ -229,8 +272,10 @@ def answer(
     return row
 
 
-def status(run_id: str | None = None, db: str | None = None) -> dict[str, Any]:
-    store = open_store(db)
+def status(
+    run_id: str | None = None, db: str | None = None, config_file: Path | None = None
+) -> dict[str, Any]:
+    store = open_store(db, config_file=config_file)
     run_id = run_id or store.latest_run_id()
     if run_id is None:
         raise UserError("there are no runs yet; start one with `orchestrator run PLAN`")
@@ -245,8 +290,9 @@ def status(run_id: str | None = None, db: str | None = None) -> dict[str, Any]:
     }
 
 
-def list_runs(db: str | None = None) -> list[Row]:
-    store = open_store(db)
+def list_runs(db: str | None = None, config_file: Path | None = None) -> list[Row]:
+    """Every run in the store (of every project, for the home store), newest first."""
+    store = open_store(db, config_file=config_file)
     out = []
     for r in store.runs():
         tasks = store.tasks(r["id"])
@@ -259,6 +305,10 @@ def list_runs(db: str | None = None) -> list[Row]:
 
 
 def list_escalations(
-    run_id: str | None = None, db: str | None = None, open_only: bool = True
+    run_id: str | None = None,
+    db: str | None = None,
+    open_only: bool = True,
+    config_file: Path | None = None,
 ) -> list[EscalationRow]:
-    return open_store(db).escalations(run_id, open_only=open_only)
+    """The inbox: open questions of every run in the store (or of one run)."""
+    return open_store(db, config_file=config_file).escalations(run_id, open_only=open_only)

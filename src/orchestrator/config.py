@@ -17,7 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from orchestrator.agents import registry
+from orchestrator.artifacts import LEGACY_STORE, home_dir, home_url, legacy_store, sqlite_url
 from orchestrator.models import ConfigError
+from orchestrator.redaction import REDACTED, redact_text
 
 AGENT_OPTION = "agent_options."
 """Prefix of an override meant for the chosen agent's own section, whichever agent that is:
@@ -159,13 +161,14 @@ def setting_names() -> frozenset[str]:
 
 Sources = dict[str, str]
 
-REDACTED = "<redacted>"
 _SECRET = re.compile(r"key|token|secret|password|auth", re.IGNORECASE)
 
 
 def redact(data: Any) -> Any:
-    """Settings as they may be stored or shown: values under secret-looking names are replaced.
-    A resumed run takes those values from the config and environment again, never from the store."""
+    """Settings as they may be stored or shown: values under secret-looking names are replaced,
+    and credentials inside any text (`redaction.redact_text`: URL passwords, `--token=…`, `sk-…`).
+    A resumed run takes those values from the config, environment and flags again, never from
+    the store (`api.resume_settings`)."""
     if isinstance(data, dict):
         return {
             k: REDACTED if _SECRET.search(str(k)) and v not in (None, "") else redact(v)
@@ -173,6 +176,8 @@ def redact(data: Any) -> Any:
         }
     if isinstance(data, list):
         return [redact(v) for v in data]
+    if isinstance(data, str):
+        return redact_text(data)
     return data
 
 
@@ -218,18 +223,10 @@ def _env_value(raw: str) -> Any:
         return raw
 
 
-def load_settings(
-    base: Path | None = None,
-    overrides: dict[str, Any] | None = None,
-    env: dict[str, str] | None = None,
-    config_file: Path | None = None,
-) -> tuple[Settings, Sources]:
-    """Merge every source; raise ConfigError (one line, exit 2) on anything invalid."""
-    base = base or Path.cwd()
-    env = dict(os.environ) if env is None else env
-    merged: dict[str, Any] = {}
-    sources: Sources = {}
-
+def _layers(
+    base: Path, env: dict[str, str], config_file: Path | None
+) -> list[tuple[str, dict[str, Any]]]:
+    """(source, values) of pyproject, orchestrator.toml (or --config) and the environment, lowest first."""
     layers: list[tuple[str, dict[str, Any]]] = []
     pyproject = base / "pyproject.toml"
     if pyproject.is_file():
@@ -243,20 +240,69 @@ def load_settings(
         layers.append((str(toml_path), _read_toml(toml_path)))
     env_layer: dict[str, Any] = {}
     for key, raw in env.items():
-        if key.startswith("ORCHESTRATOR_") and not key.startswith(
-            "ORCHESTRATOR_TEST_"
-        ):  # test suite's own
-            dotted = key[len("ORCHESTRATOR_") :].lower().replace("__", ".")
-            if dotted.startswith("llm_") and dotted not in ("llm_only", "llm_backend"):
-                continue  # ORCHESTRATOR_LLM_BASE_URL etc. belong to the LLM backend
-            _set(
-                env_layer,
-                dotted,
-                raw if dotted in ("db", "agent_cmd", "scenario", "workdir") else _env_value(raw),
-                "the environment",
-            )
+        if not key.startswith("ORCHESTRATOR_") or key.startswith("ORCHESTRATOR_TEST_"):
+            continue  # ORCHESTRATOR_TEST_* is the test suite's own
+        dotted = key[len("ORCHESTRATOR_") :].lower().replace("__", ".")
+        if dotted == "home" or (dotted.startswith("llm_") and dotted not in _LLM_SETTINGS):
+            continue  # the home directory (artifacts.home_dir); ORCHESTRATOR_LLM_BASE_URL etc.
+        _set(
+            env_layer,
+            dotted,
+            raw if dotted in ("db", "agent_cmd", "scenario", "workdir") else _env_value(raw),
+            "the environment",
+        )
     if env_layer:
         layers.append(("environment", env_layer))
+    return layers
+
+
+_LLM_SETTINGS = ("llm_only", "llm_backend")
+
+
+def resolve_db(
+    flag: str | None = None,
+    config_file: Path | None = None,
+    base: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[str, str]:
+    """(URL, where it came from) of the store every command opens: `--db`, `ORCHESTRATOR_DB`,
+    `db` in orchestrator.toml or pyproject, an older `./.orchestrator/state.db` here ("legacy"),
+    else the home store ("home"). An empty value counts as unset."""
+    if flag:
+        return flag, "--db"
+    base = base or Path.cwd()
+    env = dict(os.environ) if env is None else env
+    for source, layer in reversed(_layers(base, env, config_file)):
+        value = layer.get("db")
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"setting 'db' from {source}: must be a database URL (a string)")
+        if value:
+            return value, source
+    legacy = legacy_store(base)
+    if legacy is not None:
+        return sqlite_url(legacy), "legacy"
+    return home_url(env), "home"
+
+
+def legacy_notice(url: str) -> str:
+    """One line for when an older per-directory store is used: how to keep it or move it."""
+    return (
+        f"notice: using {LEGACY_STORE} in this directory (older versions kept a store per "
+        f"directory); use it from anywhere with --db {url} or ORCHESTRATOR_DB, or move it to "
+        f"{home_dir() / 'state.db'} (the home store, if that has no runs yet)"
+    )
+
+
+def load_settings(
+    base: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    config_file: Path | None = None,
+) -> tuple[Settings, Sources]:
+    """Merge every source; raise ConfigError (one line, exit 2) on anything invalid."""
+    layers = _layers(base or Path.cwd(), dict(os.environ) if env is None else env, config_file)
+    merged: dict[str, Any] = {}
+    sources: Sources = {}
     if overrides:
         agent = overrides.get("agent") or next(
             (
