@@ -499,12 +499,35 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+    except typer.Abort:
+        sys.exit(130)
     except Exception as exc:
         import click
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(2)
         if isinstance(exc, click.exceptions.Abort):
             sys.exit(130)
-        raise
+        line = _usage_error(exc)
+        if line is None:
+            raise
+        err.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
+        sys.exit(2)
+
+
+def _usage_error(exc: Exception) -> str | None:
+    """One line for a bad command line (unknown command or option, missing or invalid value),
+    None for any other exception. Typer vendors its own Click (`typer._click`), whose exceptions
+    are not `click`'s: both are recognised, by the base class each shares."""
+    import click
+    from typer.exceptions import TyperException
+
+    if not isinstance(exc, click.exceptions.ClickException | TyperException):
+        return None
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        print(ctx.get_help(), file=sys.stderr)  # a bare group (`orchestrator plan`): its help
+        sys.exit(2)
+    format_message = getattr(exc, "format_message", None)
+    message = format_message() if callable(format_message) else str(exc)
+    line = " ".join(str(message).split()).rstrip(".") or type(exc).__name__
+    path = getattr(ctx, "command_path", None) or "orchestrator"
+    return f"{line}; see `{path} --help`"
