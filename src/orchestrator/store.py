@@ -18,8 +18,9 @@ from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
+from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 
 from orchestrator.artifacts import home_url, legacy_store, sqlite_url
 from orchestrator.lock import RunLock
@@ -27,6 +28,7 @@ from orchestrator.models import Plan, TaskStatus, UserError
 from orchestrator.redaction import redact_text
 from orchestrator.rows import AttemptRow, EscalationRow, RunRow, TaskRow
 from orchestrator.schema import attempts, escalations, events, runs, tasks
+from orchestrator.storefile import check_sqlite_file, open_error
 
 Row = dict[str, Any]
 
@@ -82,9 +84,9 @@ class Store(RunLock):
     def _connect(url: str) -> Engine:
         try:
             if url.startswith("sqlite"):
-                path = url.split("///", 1)[1] if "///" in url else ""
+                path = url.split("///", 1)[1].split("?", 1)[0] if "///" in url else ""
                 if path and path != ":memory:":
-                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                    check_sqlite_file(Path(path))
                 engine = create_engine(url, connect_args={"timeout": 30})
 
                 @event.listens_for(engine, "connect")
@@ -101,6 +103,8 @@ class Store(RunLock):
             raise UserError(
                 redact_text(f"cannot use database URL {url!r}: {exc}; check --db / ORCHESTRATOR_DB")
             ) from None
+        except ImportError as exc:  # a dialect SQLAlchemy knows whose driver is not installed
+            raise open_error(exc, url) from None
 
     def _migrate(self) -> None:
         cfg = AlembicConfig()
@@ -109,13 +113,8 @@ class Store(RunLock):
             with self.engine.begin() as conn:
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
-        except OperationalError as exc:
-            raise UserError(
-                redact_text(
-                    f"cannot open the state database {self.url!r}: {exc.orig}; "
-                    "check --db / ORCHESTRATOR_DB"
-                )
-            ) from None
+        except (DatabaseError, CommandError) as exc:  # cannot connect or write; damaged; newer
+            raise open_error(exc, self.url) from None
 
     @contextmanager
     def tx(self) -> Iterator[Connection]:
