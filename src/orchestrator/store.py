@@ -129,8 +129,8 @@ class Store(RunLock):
         try:
             with self.engine.begin() as conn:
                 if len(heads) == 1 and inspect(conn).has_table("alembic_version"):
-                    now = conn.execute(sql_text("SELECT version_num FROM alembic_version")).scalars()
-                    if set(now) == heads:
+                    now = conn.execute(sql_text("SELECT version_num FROM alembic_version"))
+                    if set(now.scalars()) == heads:
                         return
                 from alembic import command
                 from alembic.config import Config as AlembicConfig
