@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Literal
 
 from orchestrator.models import Plan, PlanError
-from orchestrator.plans.fences import fenced_mask
+from orchestrator.plans.fences import fenced_mask, unclosed_error
 from orchestrator.plans.frontmatter import split_frontmatter
 from orchestrator.plans.graph import check_dependencies, check_ids, find_cycle, order
 from orchestrator.plans.gsd import TASK_LINE, has_task_tag, parse_gsd
@@ -28,12 +29,25 @@ __all__ = [
 ]
 
 PlanFormat = Literal["milestone", "gsd"]
+MAX_PLAN_BYTES = 16 * 1024 * 1024
+"""Far above any real plan; a bigger file is the wrong path (a log, a disk image), not a plan."""
 
 
 def load_plan(path: str | Path) -> Plan:
     """Read and parse a plan file; every problem is a PlanError naming file:line."""
     where = str(path)
     try:
+        info = Path(path).stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(info.st_mode):  # /dev/zero or a FIFO would be read forever
+            raise PlanError("not a regular file; pass the plan file itself", path=where)
+        if info.st_size > MAX_PLAN_BYTES:
+            raise PlanError(
+                f"too large for a plan ({info.st_size:,} bytes, at most {MAX_PLAN_BYTES:,}); "
+                "check the path",
+                path=where,
+            )
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise PlanError("file not found; check the plan path", path=where) from None
@@ -66,6 +80,8 @@ def parse_plan(text: str, path: str | Path = "<plan>") -> Plan:
     frontmatter, start = split_frontmatter(lines, where)
     fmt = _detect(lines, start)
     if fmt is None:
+        if (error := unclosed_error(lines, start, where)) is not None:
+            raise error  # every task heading is inside it
         raise PlanError(
             "no tasks found; add '## Task 1.1: Title' headings or GSD <task> blocks", path=where
         )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from orchestrator.models import PlanError
+
 _OPEN = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 
 
@@ -20,6 +22,7 @@ class Fence:
     """Index of the closing fence line, or len(lines) when the fence is never closed."""
     info: str
     body: list[str]
+    marker: str = "```"
 
     @property
     def language(self) -> str:
@@ -59,7 +62,7 @@ def scan_fences(lines: list[str], start: int = 0, end: int | None = None) -> lis
         j = i + 1
         while j < stop and not closes(lines[j], marker):
             j += 1
-        fences.append(Fence(i, j, info, lines[i + 1 : j]))
+        fences.append(Fence(i, j, info, lines[i + 1 : j], marker))
         i = j + 1
     return fences
 
@@ -72,3 +75,23 @@ def fenced_mask(lines: list[str], start: int = 0, end: int | None = None) -> lis
         for k in range(fence.start, min(fence.end + 1, stop)):
             mask[k] = True
     return mask
+
+
+def unclosed(lines: list[str], start: int = 0) -> Fence | None:
+    """The fence that is never closed, if any: it runs to the end of the file (CommonMark), so
+    in a plan it silently turns every later task heading into code."""
+    fences = scan_fences(lines, start)
+    return fences[-1] if fences and fences[-1].end >= len(lines) else None
+
+
+def unclosed_error(lines: list[str], start: int, path: str) -> PlanError | None:
+    """The error for a fence never closed: file:line of its opening, and what to add."""
+    fence = unclosed(lines, start)
+    if fence is None:
+        return None
+    return PlanError(
+        f"code fence {fence.marker} opened here is never closed, so the rest of the file "
+        f"(later tasks too) would be code; add a closing {fence.marker} line",
+        path=path,
+        line=fence.start + 1,
+    )

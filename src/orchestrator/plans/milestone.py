@@ -13,7 +13,7 @@ from typing import Any
 
 from orchestrator.models import Plan, Task
 from orchestrator.plans.commands import fenced_commands
-from orchestrator.plans.fences import fenced_mask
+from orchestrator.plans.fences import fenced_mask, unclosed_error
 
 TASK_ID = r"\d+(?:\.\d+)*[A-Za-z]?(?![\w])"
 TASK_HEADING = re.compile(
@@ -90,6 +90,8 @@ def has_task_heading(lines: list[str], start: int, mask: list[bool]) -> int | No
 
 
 def parse_milestone(lines: list[str], start: int, path: str, frontmatter: dict[str, Any]) -> Plan:
+    if (error := unclosed_error(lines, start, path)) is not None:
+        raise error
     mask = fenced_mask(lines, start)
     segments = _segments(lines, start, mask)
     tasks: list[Task] = []
