@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.artifacts import home_dir, sqlite_file
 from orchestrator.rules.shell import (
     current_branch,
     git_args_cwd,
@@ -95,6 +96,8 @@ RULES: dict[str, str] = {
     "rm-recursive": "rm -r on /, ~, a variable path, the workdir itself, outside it, or on data",
     "find-delete-outside-workdir": "find -delete / -exec rm on the same paths as rm-recursive",
     "git-force-push-shared": "force push, mirror push or deletion of a shared branch",
+    "orchestrator-state": "deletes the orchestrator's store or a run's files (the home directory, "
+    ".orchestrator/, state.db), or git clean -x where they are",
 }
 """Every built-in rule with what it catches (`orchestrator config show` lists these)."""
 
@@ -416,6 +419,9 @@ class _Judge:
             if rx.search(text):
                 return rule, RULES[rule]
         if prog == "rm":
+            for target in (a for a in argv[1:] if not a.startswith("-")):
+                if reason := _state_reason(target, cwd):
+                    return "orchestrator-state", reason
             for target in rm_targets(argv) or []:
                 reason = self.path_reason(target, cwd)
                 if reason:
@@ -426,6 +432,10 @@ class _Judge:
             reason = self.path_reason(starts[0], cwd, whole_ok=filtered)
             if reason:
                 return "find-delete-outside-workdir", reason
+        if git_args and git_args[0] == "clean" and self.workdir is not None:
+            reason = _clean_reason(git_args[1:], cwd / git_args_cwd(argv))
+            if reason:
+                return "orchestrator-state", reason
         if git_args and git_args[0] == "push":
             reason = self.push_reason(git_args[1:], cwd / git_args_cwd(argv))
             if reason:
@@ -486,6 +496,52 @@ class _Judge:
 
     def _shared(self, branch: str) -> bool:
         return any(fnmatch.fnmatchcase(branch.lower(), p) for p in self.protected)
+
+
+def _state_reason(target: str, cwd: Path) -> str | None:
+    """Why deleting TARGET loses run state: a `.orchestrator` folder, the orchestrator's home
+    directory (the store and every run's files) or a folder holding it, the store file
+    (`ORCHESTRATOR_DB`, with its -wal/-shm)."""
+    t = target.strip().strip("'\"").rstrip("/").removesuffix("/*")
+    if not t or "$" in t or "`" in t:
+        return None
+    if ".orchestrator" in Path(t).parts:
+        return f"deletes {target}: the orchestrator's run state"
+    with contextlib.suppress(ValueError, RuntimeError):
+        t = os.path.expanduser(t)
+    resolved = Path(os.path.normpath(cwd.resolve() / t))
+    home = home_dir()
+    runs = home / "runs"
+    if (
+        resolved in (home, runs)
+        or runs in resolved.parents
+        or (resolved.parent == home and resolved.name.startswith("state.db"))
+    ):
+        return f"deletes {target}: the orchestrator's store and run files ({home})"
+    if resolved in home.parents and resolved not in (Path("/"), Path.home()):
+        return f"deletes {target}, which holds the orchestrator's store ({home})"
+    store = sqlite_file(os.environ.get("ORCHESTRATOR_DB") or "")
+    if store is not None and (
+        resolved in store.parents
+        or (resolved.parent == store.parent and resolved.name.startswith(store.name))
+    ):
+        return f"deletes {target}: the orchestrator's store ({store})"
+    return None
+
+
+def _clean_reason(args: list[str], cwd: Path) -> str | None:
+    """`git clean -x`/`-X` deletes ignored files: an older `.orchestrator/` store, or the home
+    directory when it lies inside the repository."""
+    if not any(
+        a.startswith("-") and not a.startswith("--") and ("x" in a or "X" in a) for a in args
+    ):
+        return None
+    if (cwd / ".orchestrator").exists():
+        return "deletes ignored files, among them .orchestrator/ (the orchestrator's run state)"
+    with contextlib.suppress(OSError):
+        if cwd.resolve() in home_dir().parents:
+            return f"deletes ignored files, among them the orchestrator's store ({home_dir()})"
+    return None
 
 
 _FIND_FILTERS = frozenset(
