@@ -59,7 +59,7 @@ def check_options(agent: str, values: Any, where: str) -> dict[str, Any]:
 class GatesConfig(BaseModel, extra="forbid"):
     commands: list[str] = Field(default_factory=list)
     """Run in the workdir after every attempt, besides the task's own verify commands."""
-    timeout: float = Field(600.0, gt=0)
+    timeout: float = Field(600.0, gt=0, strict=True)
 
 
 class PolicyConfig(BaseModel, extra="forbid"):
@@ -73,7 +73,9 @@ class PolicyConfig(BaseModel, extra="forbid"):
 
 
 class Settings(BaseModel, extra="allow"):
-    """Every setting. Besides the fields, one `[name]` section per registered agent
+    """Every setting; numbers are strict (`max_attempts = true` or `"3"` is an error, never 1 or
+    3: TOML, JSON-read env values and flags all give real numbers). Besides the fields, one
+    `[name]` section per registered agent
     (`agents/registry.py`), held as the options set there, validated by that agent's model;
     any other extra key is refused."""
 
@@ -83,19 +85,19 @@ class Settings(BaseModel, extra="allow"):
     workdir: str = "."
     db: str | None = None
     max_attempts: int = Field(
-        3, ge=1, description="attempts per level before escalating (max_task_attempts)"
+        3, ge=1, strict=True, description="attempts per level before escalating (max_task_attempts)"
     )
     max_total_attempts: int = Field(
-        6, ge=1, description="hard cap of failed attempts since the last human resume"
+        6, ge=1, strict=True, description="hard cap of failed attempts since the last human resume"
     )
     max_e2e_fix_attempts: int = Field(
-        5, ge=1, description="fix attempts for the milestone verification"
+        5, ge=1, strict=True, description="fix attempts for the milestone verification"
     )
     verify_milestone: bool = Field(
         True, description="run the plan's E2E / Milestone Verification commands last"
     )
-    similarity_threshold: float = Field(0.8, gt=0, le=1)
-    attempt_timeout: float = Field(3600.0, gt=0)
+    similarity_threshold: float = Field(0.8, gt=0, le=1, strict=True)
+    attempt_timeout: float = Field(3600.0, gt=0, strict=True)
     wait: Literal["auto", "wait", "no-wait"] = "auto"
     brain: Literal["rules", "claude", "openai", "auto"] = "rules"
     llm: bool = False
@@ -105,10 +107,13 @@ class Settings(BaseModel, extra="allow"):
     allow_dirty: bool = False
     checkpoints: bool = True
     max_budget_usd: float | None = Field(
-        None, gt=0, description="total for the run, from recorded costs"
+        None, gt=0, strict=True, description="total for the run, from recorded costs"
     )
     rate_limit_wait: float = Field(
-        900.0, ge=0, description="longest wait for a rate-limit reset before escalating"
+        900.0,
+        ge=0,
+        strict=True,
+        description="longest wait for a rate-limit reset before escalating",
     )
     gates: GatesConfig = Field(default_factory=GatesConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
