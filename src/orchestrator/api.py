@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator import preflight
 from orchestrator.agents.base import Agent
 from orchestrator.artifacts import run_folder, state_dir_for
 from orchestrator.config import (
@@ -84,6 +85,7 @@ def run(
     path = Path(plan_path)
     plan = with_verification(load_plan(path)) if settings.verify_milestone else load_plan(path)
     agent = make_agent(settings, path)
+    preflight.check(settings, plan, Path(settings.workdir))  # before anything is recorded
     workdir = Path(settings.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings.db, config_file=config_file)
@@ -207,6 +209,7 @@ def resume(
     meta = json.loads(row["settings_json"])
     settings = resume_settings(meta, overrides, config_file)
     agent = make_agent(settings, Path(meta.get("plan_file", row["plan_path"])))
+    preflight.check(settings, store.plan(run_id), Path(row["workdir"]))
     meta |= redact(settings.model_dump())
     checkpoints = None
     if (
