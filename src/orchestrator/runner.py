@@ -156,6 +156,10 @@ class Runner:
                         pass
                 code = self.exit_code()
                 status: RunStatus = {0: "COMPLETED", 1: "FAILED"}.get(code, "PAUSED")  # type: ignore[assignment]
+            except UserError:  # e.g. an invalid user-decision.json: one line, exit 2, resumable
+                self.store.recover_interrupted(self.run_id)
+                self.store.set_run_status(self.run_id, "PAUSED")
+                raise
             except KeyboardInterrupt as exc:
                 self.store.recover_interrupted(self.run_id)
                 code = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
