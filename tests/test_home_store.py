@@ -169,3 +169,32 @@ def test_home_is_not_a_setting(tmp_path: Path) -> None:
     shown = run_in(project, home, "config", "show", "--json")
     assert shown.returncode == 0, shown.stderr
     assert "home" not in json.loads(shown.stdout)["settings"]
+
+
+def test_a_postgresql_store_keeps_run_files_in_the_home(tmp_path: Path) -> None:
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from tests.test_store import PG_URL, _pg_reachable
+
+    if reason := _pg_reachable():
+        pytest.skip(reason)
+    schema = "t_" + uuid.uuid4().hex[:10]
+    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = f"{PG_URL}?options=-csearch_path%3D{schema}"
+    try:
+        home, project, elsewhere = dirs(tmp_path, "home", "project", "elsewhere")
+        first = run_in(
+            project, home, "run", AMBIGUOUS, "--agent", "replay", "--workdir", "w",
+            ORCHESTRATOR_DB=url,
+        )  # fmt: skip
+        assert first.returncode == 3, first.stdout + first.stderr
+        [esc] = json.loads(run_in(elsewhere, home, "escalations", "--json", "--db", url).stdout)
+        assert (home / "runs" / esc["run_id"] / "1.1" / "escalation").is_dir()
+        assert not (home / "state.db").exists() and not (project / ".orchestrator").exists()
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
