@@ -83,3 +83,19 @@ def test_without_a_callback_output_goes_to_the_file(tmp_path: Path) -> None:
     proc = _run(tmp_path, "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)")
     assert proc.exit_code == 3
     assert proc.stdout_tail() == "out\n" and proc.stderr_tail() == "err\n"
+
+
+def test_children_left_behind_are_killed_even_when_deaf_to_sigterm(tmp_path: Path) -> None:
+    code = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen(['sh', '-c', \"trap '' TERM; exec sleep 60\"])\n"
+        "print(p.pid)\n"
+    )
+    proc = _run(tmp_path, code)
+    child = int((tmp_path / "out.log").read_text().split()[0])
+    assert proc.exit_code == 0
+    try:
+        state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("Z", "gone"), "the leftover child was SIGKILLed after the grace"

@@ -25,7 +25,9 @@ class CheckpointObserver:
 
     def notify(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.checkpoints.clean_locks()
+            if cleaned := self.checkpoints.clean_locks():
+                paths = [str(p) for p in cleaned]
+                self.store.add_event(event.run_id, "checkpoint_locks_cleaned", {"paths": paths})
             self.make_up(event.run_id)
         elif isinstance(event, TaskFinished) and event.status == "COMPLETED":
             sha = self.checkpoints.commit(event.task_id, f"Task {event.task_id}: {event.title}")
