@@ -441,9 +441,8 @@ class Store(RunLock):
             return float(conn.execute(q).scalar_one())
 
     def recover_interrupted(self, run_id: str) -> list[Row]:
-        """Attempts cut off by a crash or kill -9 become `interrupted`; their tasks go back to
-        PENDING. First, whatever the cut-off runner started that still runs is killed (its recorded
-        groups, every process carrying the run's mark): two agents never share the workdir."""
+        """Attempts cut off by a crash or kill -9 become `interrupted`, their tasks PENDING — once
+        what the cut-off runner started is killed (`reap_processes`: no two agents at once)."""
         self.reap_processes(run_id)
         now = time.time()
         with self.tx() as conn:
