@@ -41,6 +41,7 @@ class RunRow(TypedDict):
     lock_pid: int | None
     lock_host: str | None
     lock_heartbeat: float | None
+    lock_started: str | None
 
 
 class TaskRow(TypedDict):
@@ -80,6 +81,10 @@ class AttemptRow(TypedDict):
     decision: str | None
     guidance: str | None
     artifact_dir: str
+    pgid: int | None
+    """The agent's process group, killed on recovery if it outlived a crash."""
+    pgid_started: str | None
+    """Boot id and start time of the group's leader, so a recycled PID is never mistaken."""
 
 
 class EscalationRow(TypedDict):
