@@ -6,16 +6,30 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from orchestrator import __version__, api
-from orchestrator.console import fmt_cost, fmt_duration
-from orchestrator.models import UserError
+from orchestrator import __version__
+
+if TYPE_CHECKING:
+    from orchestrator import api
+    from orchestrator.models import UserError
+else:
+
+    class _LazyAPI:
+        """`orchestrator.api` (the store, SQLAlchemy, the runner…) imported on first use, so
+        `--version`, `--help` and a usage error start in a fraction of the time."""
+
+        def __getattr__(self, name: str) -> Any:
+            from orchestrator import api as module
+
+            return getattr(module, name)
+
+    api = _LazyAPI()
 
 app = typer.Typer(
     help="Drive AI coding agents through a plan: judge every attempt, retry with guidance, "
@@ -279,6 +293,8 @@ def status(
     config: ConfigFile = None,
 ) -> None:
     """One run's tasks, attempts and open escalations."""
+    from orchestrator.console import fmt_cost, fmt_duration
+
     data = api.status(run_id, db, config_file=config)
     if as_json:
         _json(data)
@@ -388,6 +404,7 @@ def interpret(
 ) -> None:
     """Judge one agent output: completed, needs_human or failed, with question, options and why."""
     from orchestrator.interpret import interpret as run_interpret
+    from orchestrator.models import UserError
 
     if file == "-":
         text = sys.stdin.read()
@@ -484,11 +501,17 @@ def _policy(settings: Any) -> dict[str, Any]:
     return CommandPolicy.from_config(settings.policy).describe()
 
 
+def _user_error() -> type[UserError]:
+    """UserError, imported only once an exception is on its way (models loads pydantic)."""
+    from orchestrator.models import UserError
+
+    return UserError
+
+
 def main() -> None:
     try:
         code = app(standalone_mode=False)  # click returns a typer.Exit's code instead of raising it
-        sys.exit(code if isinstance(code, int) else 0)
-    except UserError as exc:
+    except _user_error() as exc:
         # soft_wrap: one line whatever the width, so logs and `2>&1 | grep` see it whole
         from orchestrator.redaction import redact_text  # a URL's password never reaches a log
 
@@ -511,6 +534,7 @@ def main() -> None:
             raise
         err.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
         sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _usage_error(exc: Exception) -> str | None:

@@ -15,6 +15,7 @@ Formats understood (the last verdict-bearing marker in the text wins):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from orchestrator.interpret.model import WHY_ACTION, WHY_BLOCKED, WHY_VERIFY
@@ -37,11 +38,14 @@ class Marked:
 
 
 _RALPH = re.compile(r"-{3}RALPH_STATUS-{3}(.*?)(?:-{3}END_RALPH_STATUS-{3}|\Z)", re.S)
-_PROMISE = re.compile(r"<promise>\s*([^<]{1,80}?)\s*</promise>", re.I)
-_LOOP_BLOCKED = re.compile(r"<loop-blocked>\s*(.*?)\s*</loop-blocked>", re.S | re.I)
+# Tag contents are stripped in code, not by `\s*` around a lazy group (cubic on a blank run).
+_PROMISE = re.compile(r"<promise>([^<]*)</promise>", re.I)
+_LOOP_BLOCKED = re.compile(r"<loop-blocked>(.*?)</loop-blocked>", re.S | re.I)
+_LOOP_BLOCKED_END = re.compile(r"</loop-blocked>", re.I)
 _LOOP_DONE = re.compile(
-    r"<loop-(?:complete|summary)>\s*(.*?)\s*</loop-(?:complete|summary)>", re.S | re.I
+    r"<loop-(?:complete|summary)>(.*?)</loop-(?:complete|summary)>", re.S | re.I
 )
+_LOOP_DONE_END = re.compile(r"</loop-(?:complete|summary)>", re.I)
 _STATUS = re.compile(
     r"^[ \t>*_`]*STATUS[*_`]*\s*:[*_`\s]*(needs[_ -]?human|completed?|done|success|failed|failure|blocked)\b[*_`]*\s*$",
     re.I | re.M,
@@ -216,14 +220,24 @@ def _recovery(text: str, m: re.Match[str]) -> Marked:
     )
 
 
+def _tagged(rx: re.Pattern[str], end: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`rx.finditer`, no further than the last closing tag: an opening tag with none after it
+    cannot match, and is then not scanned to the end of the text (quadratic with many)."""
+    last = None
+    for last in end.finditer(text):  # noqa: B007 - only the last one is wanted
+        pass
+    return rx.finditer(text, 0, last.end()) if last else iter(())
+
+
 def read_markers(text: str) -> Marked | None:
     """The verdict an explicit marker gives, or None when the text carries none."""
     found: list[Marked] = _ralph(text)
     masked = _RALPH.sub(lambda mm: " " * len(mm.group(0)), text)
     for m in _PROMISE.finditer(masked):
-        if not _PLACEHOLDER.match(m.group(1).strip()):
+        promise = m.group(1).strip()
+        if m.group(1) and len(promise) <= 80 and not _PLACEHOLDER.match(promise):
             found.append(Marked("completed", m.start(), "promise", evidence=m.group(0)))
-    for m in _LOOP_BLOCKED.finditer(masked):
+    for m in _tagged(_LOOP_BLOCKED, _LOOP_BLOCKED_END, masked):
         reason = " ".join(m.group(1).split())
         if reason and not _PLACEHOLDER.match(reason):
             found.append(
@@ -236,7 +250,7 @@ def read_markers(text: str) -> Marked | None:
                     evidence=m.group(0)[:200],
                 )
             )
-    for m in _LOOP_DONE.finditer(masked):
+    for m in _tagged(_LOOP_DONE, _LOOP_DONE_END, masked):
         if m.group(1).strip() and not _PLACEHOLDER.match(m.group(1).strip()):
             found.append(Marked("completed", m.start(), "loop-complete", evidence=m.group(0)[:200]))
     for m in _RECOVERY.finditer(masked):
