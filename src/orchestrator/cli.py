@@ -410,6 +410,8 @@ def interpret(
         text = sys.stdin.read()
     else:
         try:
+            if not Path(file).is_file() and Path(file).exists():  # /dev/zero, a FIFO: endless
+                raise UserError("not a regular file; pass a file of agent output, or -", path=file)
             text = Path(file).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise UserError(f"cannot read: {exc.strerror}; check the path", path=file) from None
