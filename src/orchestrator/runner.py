@@ -132,6 +132,8 @@ class Runner:
         self.first = 0
         """Index in `order` of the first task not done (a revert moves it back)."""
         self.failed = False
+        self.asked: set[str] = set()
+        """Tasks that ever asked a human (only their escalations can hold approved commands)."""
         self.spent = 0.0
         self.current: str | None = None
         """The task whose step is under way (questions asked mid-attempt belong to it)."""
@@ -245,7 +247,7 @@ class Runner:
     ) -> None:
         """Record the outcome's row of the table in one transaction, announce it, then carry out
         its effect."""
-        row = self.store.task(self.run_id, task.id)
+        row = finished.row if finished else self.store.task(self.run_id, task.id)
         rule = TABLE[outcome]
         d = finished.decision if finished else None
         values = task_values(
@@ -277,7 +279,7 @@ class Runner:
         if answer is not None:
             self.emit(answer.event(self.run_id, task.id))
         if rule.status in DONE:
-            self.finished_task(task, rule.status, outcome)
+            self.finished_task(task, rule.status, outcome, finished)
         opened = self.opened(task, esc_id) if esc_id is not None else None
         if rule.then == "consult" and d is not None:
             for redo in self.consult(task, d):
@@ -337,7 +339,9 @@ class Runner:
             for k, v in row["overrides"].items()
             if k != "hints"  # hints go into the prompt
         }
-        if approved := history.approved_commands(self.store, self.run_id, task.id):
+        if task.id in self.asked and (
+            approved := history.approved_commands(self.store, self.run_id, task.id)
+        ):
             options["approved_commands"] = approved
         model = options.get("model")
         number = self.store.begin_attempt(
@@ -389,7 +393,7 @@ class Runner:
             },
         )
         return d.outcome, Finished(
-            number, d, result, self.agent.name, model, self.attempt_cap(task)
+            number, d, result, self.agent.name, model, self.attempt_cap(task), row
         )
 
     def gates(self, task: Task, number: int, commands: list[str], adir: Path) -> list[GateResult]:
@@ -431,21 +435,18 @@ class Runner:
             else self.settings.max_attempts
         )
 
-    def finished_task(self, task: Task, status: TaskStatusName, reason: str) -> None:
+    def finished_task(
+        self, task: Task, status: TaskStatusName, reason: str, last: Finished | None = None
+    ) -> None:
         self.current = None
-        spent = [a for a in self.store.attempts(self.run_id, task.id) if a["duration_s"]]
-        costs = [a["cost_usd"] for a in spent if a["cost_usd"] is not None]
-        self.emit(
-            TaskFinished(
-                self.run_id,
-                task.id,
-                task.title,
-                status,
-                reason,
-                sum(a["duration_s"] or 0 for a in spent),
-                sum(costs) if costs else None,
-            )
-        )
+        if last is not None and last.number == 1:  # done at the first try: nothing to add up
+            duration, cost = last.result.duration_s, last.result.cost_usd
+        else:
+            spent = [a for a in self.store.attempts(self.run_id, task.id) if a["duration_s"]]
+            costs = [a["cost_usd"] for a in spent if a["cost_usd"] is not None]
+            duration = sum(a["duration_s"] or 0 for a in spent)
+            cost = sum(costs) if costs else None
+        self.emit(TaskFinished(self.run_id, task.id, task.title, status, reason, duration, cost))
 
     def verification_passes(self, task: Task) -> bool:
         """The milestone's own checks run first; the agent is only asked to fix what fails."""
@@ -500,6 +501,7 @@ class Runner:
 
         esc = self.store.escalation(esc_id)
         assert esc is not None
+        self.asked.add(task.id)
         consultant = [
             e
             for e in self.store.events(self.run_id, "consultant_decision")
@@ -566,6 +568,7 @@ class Runner:
         latest: dict[str, EscalationRow] = {}
         for esc in self.store.escalations(self.run_id):
             latest[esc["task_id"]] = esc
+        self.asked = set(latest)
         for task_id, esc in latest.items():
             if (
                 esc["status"] == "answered"
