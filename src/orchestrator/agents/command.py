@@ -22,7 +22,7 @@ def render_argv(template: str, values: dict[str, str]) -> list[str]:
     try:
         parts = shlex.split(template)
     except ValueError as exc:
-        raise UserError(f"--agent-cmd {template!r}: {exc}; fix the quoting") from None
+        raise UserError(f"--agent-cmd {_shown(template)}: {exc}; fix the quoting") from None
     if not parts:
         raise UserError("--agent-cmd is empty; give the command that runs your agent")
     out = []
@@ -31,9 +31,17 @@ def render_argv(template: str, values: dict[str, str]) -> list[str]:
             out.append(part.format(**values))
         except (KeyError, IndexError, ValueError) as exc:
             raise UserError(
-                f"--agent-cmd {template!r}: unknown placeholder {exc}; use {{prompt_file}}, {{workdir}} or {{task_id}}"
+                f"--agent-cmd {_shown(template)}: unknown placeholder {exc}; "
+                "use {prompt_file}, {workdir} or {task_id}"
             ) from None
     return out
+
+
+def _shown(template: str) -> str:
+    """The template as an error may show it: a token inside it is cut out."""
+    from orchestrator.redaction import redact_text
+
+    return repr(redact_text(template))
 
 
 class CommandOptions(AgentOptions):
