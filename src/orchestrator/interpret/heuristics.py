@@ -97,7 +97,7 @@ COMPLETION: _W = [
     ),
     (
         re.compile(
-            r"^\s*#*\s*\**(?:Summary|Changes(?: made)?|What (?:I )?changed|What I did|Zusammenfassung|Änderungen|"
+            r"^\s*+#*\s*\**(?:Summary|Changes(?: made)?|What (?:I )?changed|What I did|Zusammenfassung|Änderungen|"
             r"Was ich gemacht habe)\**\s*:?\s*$",
             re.I | re.M,
         ),
