@@ -137,6 +137,10 @@ def build_runner(
         interactive=interactive,
     )
     bus.observers += [ConsoleObserver(report, runner.mode), EscalationFiles(runner.folder)]
+    if settings.notify.urls:  # told before the run waits: EscalationOpened comes first
+        from orchestrator.observers.notify import Notifier
+
+        bus.observers.append(Notifier(settings.notify, store))
     if checkpoints is not None:
         bus.critical.append(CheckpointObserver(checkpoints, store, bus))
     runner.consult = Consultant(

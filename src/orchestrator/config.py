@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from orchestrator.agents import registry
 from orchestrator.artifacts import LEGACY_STORE, home_dir, home_url, legacy_store, sqlite_url
 from orchestrator.models import ConfigError
-from orchestrator.redaction import REDACTED, redact_text
+from orchestrator.redaction import REDACTED, redact_text, redact_url
 
 AGENT_OPTION = "agent_options."
 """Prefix of an override meant for the chosen agent's own section, whichever agent that is:
@@ -72,6 +72,40 @@ class PolicyConfig(BaseModel, extra="forbid"):
     enabled: bool = True
 
 
+NotifyEvent = Literal["escalation", "run_finished", "run_failed"]
+
+
+class NotifyConfig(BaseModel, extra="forbid"):
+    """Where to tell a person that a run needs them (`observers/notify.py`)."""
+
+    urls: list[str] = Field(default_factory=list)
+    """Apprise URLs (`ntfys://ntfy.sh/topic`, `tgram://…`, `json://host/path`, …): secrets, never
+    shown or stored whole (`redaction.redact_url`)."""
+    events: list[NotifyEvent] = Field(default_factory=lambda: list[NotifyEvent](["escalation"]))
+    public_url: str | None = None
+    """The web page's base URL (`orchestrator serve`) as a phone reaches it: the link and the
+    ntfy buttons' target."""
+    timeout: float = Field(10.0, gt=0, le=300, strict=True)
+    """Longest a notification may hold the run up (all channels together)."""
+
+    @field_validator("urls")
+    @classmethod
+    def _apprise_urls(cls, urls: list[str]) -> list[str]:
+        for i, url in enumerate(urls):  # never echoed: a token may be all it holds
+            if not re.match(r"^[a-zA-Z][\w+.-]*://\S", url):
+                raise ValueError(
+                    f"entry {i + 1} is not an apprise URL (scheme://…, as the apprise wiki lists)"
+                )
+        return urls
+
+    @field_validator("public_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.match(r"^https?://[^\s/]+", url):
+            raise ValueError("must be an http(s) URL, e.g. https://orchestrator.example.com")
+        return url.rstrip("/") if url else url
+
+
 class Settings(BaseModel, extra="allow"):
     """Every setting; numbers are strict (`max_attempts = true` or `"3"` is an error, never 1 or
     3: TOML, JSON-read env values and flags all give real numbers). Besides the fields, one
@@ -117,6 +151,7 @@ class Settings(BaseModel, extra="allow"):
     )
     gates: GatesConfig = Field(default_factory=GatesConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
     tasks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per-task overrides of the chosen agent's options (`[tasks."1.2"]`), validated by its model."""
 
@@ -171,12 +206,15 @@ _SECRET = re.compile(r"key|token|secret|password|auth", re.IGNORECASE)
 
 def redact(data: Any) -> Any:
     """Settings as they may be stored or shown: values under secret-looking names are replaced,
-    and credentials inside any text (`redaction.redact_text`: URL passwords, `--token=…`, `sk-…`).
+    and credentials inside any text (`redaction.redact_text`: URL passwords, `--token=…`, `sk-…`);
+    notification URLs (`notify.urls`) are all secret, so the list goes whole.
     A resumed run takes those values from the config, environment and flags again, never from
     the store (`api.resume_settings`)."""
     if isinstance(data, dict):
         return {
-            k: REDACTED if _SECRET.search(str(k)) and v not in (None, "") else redact(v)
+            k: REDACTED
+            if (_SECRET.search(str(k)) or k == "urls") and v not in (None, "", [])
+            else redact(v)
             for k, v in data.items()
         }
     if isinstance(data, list):
@@ -248,8 +286,10 @@ def _layers(
         if not key.startswith("ORCHESTRATOR_") or key.startswith("ORCHESTRATOR_TEST_"):
             continue  # ORCHESTRATOR_TEST_* is the test suite's own
         dotted = key[len("ORCHESTRATOR_") :].lower().replace("__", ".")
-        if dotted == "home" or (dotted.startswith("llm_") and dotted not in _LLM_SETTINGS):
-            continue  # the home directory (artifacts.home_dir); ORCHESTRATOR_LLM_BASE_URL etc.
+        if dotted in ("home", "serve_token") or (
+            dotted.startswith("llm_") and dotted not in _LLM_SETTINGS
+        ):  # the home directory (artifacts.home_dir), the web page's token (read by `serve` and
+            continue  # the ntfy buttons, never stored), ORCHESTRATOR_LLM_BASE_URL etc.
         _set(
             env_layer,
             dotted,
@@ -368,7 +408,9 @@ def describe(settings: Settings, sources: Sources) -> list[tuple[str, Any, str]]
     # the chosen agent's options in full, defaults included
     model = registry.options_model(settings.agent)
     data[settings.agent] = model.model_validate(settings.agent_section(settings.agent)).model_dump()
+    shown = redact(data)
+    shown["notify"]["urls"] = [redact_url(u) for u in settings.notify.urls]  # which, not what
     rows = []
-    for dotted, value in flatten(redact(data)).items():
+    for dotted, value in flatten(shown).items():
         rows.append((dotted, value, sources.get(dotted, "default")))
     return rows

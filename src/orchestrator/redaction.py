@@ -6,6 +6,8 @@ in a database URL, a `--token=…` inside an agent command template, a provider 
 'postgresql://app:<redacted>@db/prod'
 >>> redact_text("my-agent --api-key sk-abcdefghijklmnopqrstuv {prompt_file}")
 'my-agent --api-key <redacted> {prompt_file}'
+>>> redact_text("notify: tgram://123456:AAbbCC/987 ntfys://ntfy.sh/my-topic")
+'notify: tgram://<redacted> ntfys://ntfy.sh/<redacted>'
 """
 
 from __future__ import annotations
@@ -24,6 +26,37 @@ PROVIDER_KEYS = (
 )  # fmt: skip
 """Environment variables whose values are credentials: each value is redacted wherever it appears."""
 _SECRET_VAR = re.compile(r"(?:_API_KEY|_TOKEN|_SECRET|_SECRET_KEY|_PASSWORD)$")
+
+_APPRISE = (
+    r"jsons?|xmls?|forms?|ntfys?|tgram|discord|slack|msteams|mailtos?|pbul|pover|gotifys?|join"
+    r"|ifttt|prowl|matrixs?|mmosts?|rockets?|zulip|signals?|twilio|sns|ses|pushed|spush|barks?"
+    r"|apprises?|gchat|guilded|revolt|opsgenie|pagerduty|pjets?|lametric|line|dingtalk|feishu|lark"
+    r"|wxteams|wxpusher|flock|mastodon|toot|misskey|nctalks?|ncloud|o365|azure|whatsapp|threema"
+    r"|teams|hassios?|pushover|pushbullet|telegram|gitter|kumulos|mailgun|sendgrid|sparkpost"
+    r"|smtp2go|webexteams"
+)
+"""Apprise's notification schemes: their tokens live in the host and path (`tgram://BOT/CHAT`)."""
+_APPRISE_URL = re.compile(rf"\b(?:{_APPRISE})://[^\s'\"<>]+", re.IGNORECASE)
+_HOST = re.compile(
+    r"(?:localhost|\[[0-9a-fA-F:.]+\]|[\w-]+(?:\.[\w-]+)*\.[a-zA-Z][\w-]*|\d+(?:\.\d+){3})"
+    r"(?::\d+)?"
+)
+
+
+def redact_url(url: str) -> str:
+    """A notification URL with only its scheme and host name left: the user, password, path and
+    query go (a bot token, a webhook id, an ntfy topic are all secrets), and so does a host that
+    is not a host name (`tgram://BOTTOKEN/CHAT` → `tgram://<redacted>`)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return REDACTED
+    netloc, tail = [*re.split(r"(?=[/?#])", rest, maxsplit=1), ""][:2]
+    _, at, host = netloc.rpartition("@")
+    if not _HOST.fullmatch(host):
+        return f"{scheme}://{REDACTED}"
+    keep = f"{scheme}://{REDACTED + '@' if at else ''}{host}"
+    return keep + (f"/{REDACTED}" if tail.strip("/") else tail)
+
 
 _WORD = r"(?:(?:api|access|secret|private|auth)[-_]?key|apikey|token|secret|password|passwd|credentials?|auth)"
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -78,6 +111,7 @@ def redact_text(text: str, env: dict[str, str] | None = None) -> str:
         return text
     for value in known_secrets(env):
         text = text.replace(value, REDACTED)
+    text = _APPRISE_URL.sub(lambda m: redact_url(m.group()), text)
     for rx, repl in _PATTERNS:
         text = rx.sub(repl, text)
     return text
