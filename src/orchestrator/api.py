@@ -40,6 +40,11 @@ from orchestrator.runner import Runner, RunOutcome
 from orchestrator.store import AlreadyAnswered, Row, Store, answered_message
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from contextlib import AbstractAsyncContextManager
+
+    from starlette.types import ASGIApp
+
     from orchestrator.checkpoints import Checkpoints
 
 
@@ -240,9 +245,11 @@ def answer(
     responder: str | None = None,
     channel: str = "cli",
     config_file: Path | None = None,
+    store: Store | None = None,
 ) -> EscalationRow:
-    """Answer an open escalation once; `resume` then acts on it (a waiting runner acts at once)."""
-    store = open_store(db, config_file=config_file)
+    """Answer an open escalation once; `resume` then acts on it (a waiting runner acts at once).
+    `store`: an open store to use (a long-lived server), instead of opening one per call."""
+    store = store or open_store(db, config_file=config_file)
     esc = store.escalation(esc_id)
     if esc is None:
         raise UserError(f"no escalation {esc_id}; `orchestrator escalations` lists the open ones")
@@ -280,9 +287,12 @@ def answer(
 
 
 def status(
-    run_id: str | None = None, db: str | None = None, config_file: Path | None = None
+    run_id: str | None = None,
+    db: str | None = None,
+    config_file: Path | None = None,
+    store: Store | None = None,
 ) -> dict[str, Any]:
-    store = open_store(db, config_file=config_file)
+    store = store or open_store(db, config_file=config_file)
     run_id = run_id or store.latest_run_id()
     if run_id is None:
         raise UserError("there are no runs yet; start one with `orchestrator run PLAN`")
@@ -297,9 +307,11 @@ def status(
     }
 
 
-def list_runs(db: str | None = None, config_file: Path | None = None) -> list[Row]:
+def list_runs(
+    db: str | None = None, config_file: Path | None = None, store: Store | None = None
+) -> list[Row]:
     """Every run in the store (of every project, for the home store), newest first."""
-    store = open_store(db, config_file=config_file)
+    store = store or open_store(db, config_file=config_file)
     out = []
     for r in store.runs():
         tasks = store.tasks(r["id"])
@@ -316,6 +328,36 @@ def list_escalations(
     db: str | None = None,
     open_only: bool = True,
     config_file: Path | None = None,
+    store: Store | None = None,
 ) -> list[EscalationRow]:
     """The inbox: open questions of every run in the store (or of one run)."""
-    return open_store(db, config_file=config_file).escalations(run_id, open_only=open_only)
+    store = store or open_store(db, config_file=config_file)
+    return store.escalations(run_id, open_only=open_only)
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    db: str | None = None,
+    resume: bool = True,
+    token: str | None = None,
+    config_file: Path | None = None,
+    extra_mounts: Sequence[tuple[str, ASGIApp]] = (),
+    lifespans: Sequence[Callable[[], AbstractAsyncContextManager[Any]]] = (),
+) -> None:
+    """The web page (`orchestrator serve`): the inbox of every run's open questions, runs and
+    their logs, answers recorded with channel `web`; blocks until Ctrl-C. `extra_mounts` serve
+    more ASGI apps behind the same guard (MCP at `/mcp`), `lifespans` run while it serves."""
+    from orchestrator.web.server import serve as run_server
+
+    store = open_store(db, config_file=config_file)
+    run_server(
+        store,
+        host=host,
+        port=port,
+        resume=resume,
+        token=token,
+        extra_mounts=extra_mounts,
+        lifespans=lifespans,
+    )

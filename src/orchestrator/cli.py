@@ -396,6 +396,18 @@ def answer(
 
 
 @app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address; any but loopback needs a token.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: any free one).")] = 8765,
+    no_resume: Annotated[bool, typer.Option("--no-resume", help="Never resume a run.")] = False,
+    db: Db = None,
+    config: ConfigFile = None,
+) -> None:
+    """The web page: every run's open questions (answer them: channel `web`), runs, their logs."""
+    api.serve(host, port, db=db, resume=not no_resume, config_file=config)
+
+
+@app.command()
 def interpret(
     file: Annotated[str, typer.Argument(help="A file of agent output, or - for stdin.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
