@@ -64,13 +64,20 @@ class Reporter:
 
     def line(self, text: str, style: str | None = None) -> None:
         stamp = datetime.now().strftime("%H:%M:%S")
-        self.console.print(
-            f"[dim]\\[{stamp}][/dim] " + (f"[{style}]{text}[/{style}]" if style else text)
-        )
+        self._print(f"[dim]\\[{stamp}][/dim] " + (f"[{style}]{text}[/{style}]" if style else text))
 
     def note(self, text: str, style: str | None = None) -> None:
         body = escape(text)
-        self.console.print(INDENT + (f"[{style}]{body}[/{style}]" if style else body))
+        self._print(INDENT + (f"[{style}]{body}[/{style}]" if style else body))
+
+    def _print(self, markup: str) -> None:
+        """Off a terminal (logs, cron, CI) a line is its plain text, unwrapped: greppable, and
+        a tenth of the cost of a full render on every step of a long run."""
+        if self.console.is_terminal or self.console.quiet:
+            if not self.console.quiet:
+                self.console.print(markup)
+            return
+        self.console.file.write(Text.from_markup(markup).plain + "\n")
 
     def task_started(self, task_id: str, title: str) -> None:
         self.line(f"[bold]Task {escape(task_id)}[/bold]: {escape(title)}")
