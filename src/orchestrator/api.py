@@ -35,7 +35,7 @@ from orchestrator.models import UserError
 from orchestrator.plans import load_plan
 from orchestrator.plans.verification import with_verification
 from orchestrator.redaction import REDACTED
-from orchestrator.rows import EscalationRow
+from orchestrator.rows import EscalationRow, TaskRow
 from orchestrator.runner import Runner, RunOutcome
 from orchestrator.store import AlreadyAnswered, Row, Store, answered_message
 
@@ -333,6 +333,45 @@ def list_escalations(
     """The inbox: open questions of every run in the store (or of one run)."""
     store = store or open_store(db, config_file=config_file)
     return store.escalations(run_id, open_only=open_only)
+
+
+def resume_task(
+    run_id: str,
+    task_id: str,
+    *,
+    guidance: str | None = None,
+    db: str | None = None,
+    channel: str = "api",
+    responder: str | None = None,
+    config_file: Path | None = None,
+    store: Store | None = None,
+) -> TaskRow:
+    """Seed 003: the task PENDING with fresh counters (and the guidance), atomically; refused
+    while a runner holds the run or once the task is COMPLETED. `resume` then continues."""
+    from orchestrator import requeue
+
+    store = store or open_store(db, config_file=config_file)
+    return requeue.resume_task(
+        store, run_id, task_id, guidance=guidance, channel=channel, responder=responder
+    )
+
+
+def rewind_to_task(
+    run_id: str,
+    task_id: str,
+    *,
+    db: str | None = None,
+    channel: str = "api",
+    responder: str | None = None,
+    config_file: Path | None = None,
+    store: Store | None = None,
+) -> dict[str, Any]:
+    """The workdir back to the task's checkpoint, the task and every later one queued again;
+    refused while a runner holds the run. `resume` then redoes them."""
+    from orchestrator import requeue
+
+    store = store or open_store(db, config_file=config_file)
+    return requeue.rewind_to_task(store, run_id, task_id, channel=channel, responder=responder)
 
 
 def serve(

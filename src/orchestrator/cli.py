@@ -408,6 +408,14 @@ def serve(
 
 
 @app.command()
+def mcp(db: Db = None, config: ConfigFile = None) -> None:
+    """MCP server on stdio (seed 003): list runs and escalations, answer, resume a task, rewind."""
+    from orchestrator.mcp_server import serve_stdio
+
+    serve_stdio(db, config)
+
+
+@app.command()
 def interpret(
     file: Annotated[str, typer.Argument(help="A file of agent output, or - for stdin.")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
