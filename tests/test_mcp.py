@@ -6,6 +6,9 @@ a task is resumed with guidance, a finished run is rewound to a task's git check
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from tests.helpers import CLAUDE_BINARY, EXAMPLES, cli, cli_env, cli_popen, needs_claude_binary
@@ -287,3 +291,40 @@ def test_claude_code_answers_the_question_through_orchestrator_mcp(tmp_path: Pat
     assert (esc["status"], esc["channel"], esc["response_kind"]) == ("answered", "mcp", "option")
     assert esc["wait_s"] is not None and esc["wait_s"] > 0
     assert wait_until_done(tmp_path, run_id) == {"1.1": "COMPLETED"}  # resumed in the background
+
+
+def test_serve_exposes_the_tools_at_mcp_behind_its_token(tmp_path: Path) -> None:
+    """`orchestrator serve` mounts the same server (streamable HTTP) at /mcp/, behind the page's
+    token: refused without it, answers with it (channel mcp) and the run resumes."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    run_id = paused_run(tmp_path)
+    token = "mcp-test-token"
+    proc = cli_popen(tmp_path, "serve", "--port", "0", ORCHESTRATOR_SERVE_TOKEN=token)
+    try:
+        assert proc.stdout is not None
+        match = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline())
+        assert match, proc.stderr.read() if proc.poll() is not None and proc.stderr else ""
+        url = match.group(0) + "mcp/"
+        refused = httpx.post(url, json={}, trust_env=False)
+        assert refused.status_code == 401, refused.text
+
+        async def main() -> None:
+            headers = {"Authorization": f"Bearer {token}"}
+            async with (
+                create_mcp_http_client(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                inbox = (await call(client, "list_escalations", run_id=run_id))["escalations"]
+                out = await call(
+                    client, "answer_escalation", escalation_id=inbox[0]["id"], text="B"
+                )
+                assert out["escalation"]["channel"] == "mcp"
+                assert out["resume"]["started"] is True
+
+        anyio.run(main)
+        assert wait_until_done(tmp_path, run_id) == {"1.1": "COMPLETED"}
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)

@@ -403,8 +403,13 @@ def serve(
     db: Db = None,
     config: ConfigFile = None,
 ) -> None:
-    """The web page: every run's open questions (answer them: channel `web`), runs, their logs."""
-    api.serve(host, port, db=db, resume=not no_resume, config_file=config)
+    """The web page: every run's open questions (answer them: channel `web`), runs, their logs;
+    the MCP server's tools at /mcp/ (streamable HTTP, behind the same token rule)."""
+    from orchestrator.mcp_server import mounted_at_mcp
+
+    api.serve(
+        host, port, db=db, resume=not no_resume, config_file=config, **mounted_at_mcp(db, config)
+    )
 
 
 @app.command()

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypedDict, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -174,11 +175,39 @@ def serve_stdio(db: str | None = None, config_file: Path | None = None) -> None:
     build_server(db, config_file).run("stdio")
 
 
-def mcp_app(db: str | None = None, config_file: Path | None = None) -> ASGIApp:
-    """The same tools as a streamable HTTP ASGI app serving at its root, for `serve` to mount at
-    `/mcp` (stateless: each request stands alone, so no session outlives a restart). The app's
-    lifespan runs the SDK's session manager; a mounting app must run it (see `lifespan`)."""
-    app: ASGIApp = build_server(db, config_file).streamable_http_app(
-        streamable_http_path="/", stateless_http=True, json_response=True
+def mcp_mount(
+    db: str | None = None, config_file: Path | None = None
+) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[None]]]:
+    """The same tools as a streamable HTTP ASGI app serving at its own root, and the lifespan a
+    mounting app must run (the SDK's session manager): `serve` mounts it at `/mcp`. Stateless (a
+    request stands alone, so no session outlives a restart), JSON answers. The SDK's own Host
+    check is off: `serve`'s guard in front of it applies the page's rule (loopback Host names,
+    else the token)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(db, config_file)
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path="/",
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return app
+    return app, server.session_manager.run
+
+
+class Mounts(TypedDict):
+    """`api.serve`'s keyword arguments that serve the MCP tools at `/mcp/`."""
+
+    extra_mounts: list[tuple[str, ASGIApp]]
+    lifespans: list[Callable[[], AbstractAsyncContextManager[None]]]
+
+
+def mounted_at_mcp(db: str | None = None, config_file: Path | None = None) -> Mounts:
+    app, lifespan = mcp_mount(db, config_file)
+    return {"extra_mounts": [("/mcp", app)], "lifespans": [lifespan]}
+
+
+def mcp_app(db: str | None = None, config_file: Path | None = None) -> ASGIApp:
+    """The streamable HTTP app alone (its own lifespan runs the session manager when it is the
+    top-level app); to mount it inside another app use `mcp_mount`."""
+    return mcp_mount(db, config_file)[0]
