@@ -138,7 +138,7 @@ def build_runner(
         settings,
         agent,
         bus=bus,
-        ask=lambda esc: ask_in_terminal(report.console, esc),
+        ask=lambda esc: ask_in_terminal(report.console, esc, store),  # races remote answers
         interactive=interactive,
     )
     bus.observers += [ConsoleObserver(report, runner.mode), EscalationFiles(runner.folder)]

@@ -7,9 +7,12 @@ An answer is recorded in the store before it is acted on, whichever channel it c
 from __future__ import annotations
 
 import getpass
+import os
+import select
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +24,7 @@ from rich.prompt import Prompt
 from orchestrator.interpret.model import WHY_GENERIC, why_sentence
 from orchestrator.models import UserError
 from orchestrator.rows import ASKER_NAMES, EscalationRow
-from orchestrator.store import Store
+from orchestrator.store import AlreadyAnswered, Store
 
 AnswerKind = Literal["option", "recommended", "text", "retry", "skip", "abort", "done"]
 
@@ -51,6 +54,8 @@ ACTION_TEXT: dict[str, str] = {
 class Answer:
     kind: AnswerKind
     text: str
+    recorded: bool = field(default=False, compare=False)
+    """Already in the store (a terminal prompt that raced a remote answer records the winner)."""
 
     @property
     def plain(self) -> str:
@@ -249,6 +254,8 @@ def answer_from_flags(
 def record_answer(
     store: Store, esc_id: int, answer: Answer, *, channel: str, responder: str | None = None
 ) -> EscalationRow:
+    if answer.recorded and (row := store.escalation(esc_id)) is not None:
+        return row
     return store.answer_escalation(
         esc_id,
         response=answer.text,
@@ -289,8 +296,10 @@ def render_panel(
     )
 
 
-def ask_in_terminal(console: Console, esc: EscalationRow) -> Answer:
-    """The panel, then a prompt until the answer parses (a bad one is said, and asked again)."""
+def ask_in_terminal(console: Console, esc: EscalationRow, store: Store | None = None) -> Answer:
+    """The panel, then a prompt until the answer parses (a bad one is said, and asked again).
+    With `store`, the prompt races an answer given elsewhere (the web page, `answer`, MCP): the
+    first one recorded wins (the store's answer is first-wins), and the terminal shows which."""
     render_panel(console, esc, esc["task_id"])
     actions = panel_actions(esc["options"], esc.get("detail"))
     rec = esc["recommendation"]
@@ -301,12 +310,78 @@ def ask_in_terminal(console: Console, esc: EscalationRow) -> Answer:
     else:
         prompt = "Your response (or 'skip' for recommendation)" if rec else "Your response"
         default = "skip" if rec else None
+    fd = _stdin_fd() if store is not None else None
     while True:
-        raw = Prompt.ask(prompt, console=console, default=default)
+        if store is None or fd is None:
+            raw = Prompt.ask(prompt, console=console, default=default)
+        else:
+            line = _race_line(console, Prompt(prompt, console=console), default, fd, store, esc)
+            if not isinstance(line, str):
+                return _shown(console, line)
+            raw = line
         try:
-            return parse_answer(raw or "", esc["options"], rec, actions)
+            ans = parse_answer(raw or "", esc["options"], rec, actions)
         except UserError as exc:
             console.print(f"[red]{escape(str(exc))}[/red]")
+            continue
+        if store is None or fd is None:
+            return ans
+        try:
+            record_answer(store, esc["id"], ans, channel="terminal")
+        except AlreadyAnswered:  # an answer from elsewhere came in just before this one
+            row = store.escalation(esc["id"])
+            assert row is not None
+            return _shown(console, row)
+        return Answer(ans.kind, ans.text, recorded=True)
+
+
+def _stdin_fd() -> int | None:
+    """Standard input's descriptor when `select` can watch it (not on Windows, not replaced)."""
+    if sys.platform == "win32":
+        return None
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _race_line(
+    console: Console,
+    prompt: Prompt,
+    default: str | None,
+    fd: int,
+    store: Store,
+    esc: EscalationRow,
+    poll: float = 0.25,
+) -> str | EscalationRow:
+    """One line typed at the terminal, or the escalation's row once someone answered it elsewhere;
+    stdin is read in short slices (the terminal keeps its own line editing) between store polls."""
+    console.print(prompt.make_prompt(default if default is not None else ...), end="")
+    buf = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], poll)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise EOFError
+            buf += chunk
+            if b"\n" in buf:
+                text = buf.split(b"\n", 1)[0].decode("utf-8", errors="replace").strip()
+                return text if text or default is None else default
+            continue
+        row = store.escalation(esc["id"])
+        if row is not None and row["status"] == "answered":
+            return row
+
+
+def _shown(console: Console, row: EscalationRow) -> Answer:
+    """The answer that won the race, as the terminal shows it."""
+    who = f" by {row['responder']}" if row["responder"] else ""
+    console.print(
+        f"\n[yellow]Answered elsewhere ({escape(row['channel'] or '?')}{escape(who)}):[/yellow] "
+        f"{escape(row['response'] or '')}"
+    )
+    return Answer(row["response_kind"], row["response"] or "", recorded=True)  # type: ignore[arg-type]
 
 
 def wait_for_answer(
