@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from tests.helpers import EXAMPLES, cli, cli_env, cli_popen, status_json
 
@@ -218,7 +219,7 @@ def test_ntfy_has_the_question_and_answer_buttons_before_the_terminal_prompt(
         assert button["action"] == "http" and button["method"] == "POST"
         assert button["url"] == "https://orch.example.net/api/escalations/1/answer"
         assert button["headers"]["Authorization"] == "Bearer serve-token-123"
-        assert json.loads(button["body"]) == {"option": key}
+        assert json.loads(button["body"]) == {"option": key, "channel": "ntfy"}
     assert "Run " in json.loads(finished["body"])["message"]
     assert "1.1 Implement caching: COMPLETED" in json.loads(finished["body"])["message"]
     assert json.loads(finished["body"])["title"] == "orchestrator: run finished"
@@ -260,7 +261,7 @@ def test_dead_and_hanging_channels_cost_at_most_the_timeout_and_are_recorded(
             *("run", AMBIGUOUS, "--agent", "replay", "--workdir", "w", "--no-wait"),
             **notify_env(
                 [dead, f"ntfy://127.0.0.1:{hanging.port}/t0pic"],
-                ORCHESTRATOR_NOTIFY__TIMEOUT="1",
+                ORCHESTRATOR_NOTIFY__TIMEOUT="2",
             ),
         )
         lines = timed_lines(proc)
@@ -269,7 +270,7 @@ def test_dead_and_hanging_channels_cost_at_most_the_timeout_and_are_recorded(
     finally:
         hanging.close()
     [held] = hanging.requests
-    assert first(lines, "PAUSED_FOR_INTERVENTION (escalation") - held["t"] < 1.8
+    assert first(lines, "PAUSED_FOR_INTERVENTION (escalation") - held["t"] < 2 + 1.5
     failed = events(tmp_path, "notification_failed")
     assert sorted(e["payload"]["channel"] for e in failed) == sorted(
         [
@@ -330,3 +331,39 @@ def test_deliver_gives_up_on_a_hanging_channel_at_the_timeout() -> None:
     finally:
         hanging.close()
     assert channel == f"json://127.0.0.1:{hanging.port}/<redacted>" and error
+
+
+def test_an_ntfy_button_answers_through_serve_and_the_waiting_run_completes(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    """What a tap does: the button's own request (method, URL, headers, body) against a real
+    `orchestrator serve` with a token; the `--wait` runner takes the answer and finishes."""
+    token = {"ORCHESTRATOR_SERVE_TOKEN": "tok-e2e-123"}
+    serve = cli_popen(tmp_path, "serve", "--port", "0", "--no-resume", **token)
+    try:
+        assert serve.stdout is not None
+        found = re.search(r"http://127\.0\.0\.1:\d+", serve.stdout.readline())
+        assert found is not None
+        run = cli_popen(
+            tmp_path,
+            *("run", AMBIGUOUS, "--agent", "replay", "--workdir", "w", "--wait"),
+            **notify_env(
+                [f"ntfy://127.0.0.1:{receiver.port}/topic"],
+                ORCHESTRATOR_NOTIFY__PUBLIC_URL=found[0],
+                **token,
+            ),
+        )
+        deadline = time.monotonic() + 60
+        while not receiver.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        button = json.loads(receiver.requests[0]["headers"]["X-Actions"])[1]
+        tap = httpx.request(
+            button["method"], button["url"], headers=button["headers"], content=button["body"]
+        )
+        assert tap.status_code == 200, tap.text
+        assert run.wait(timeout=60) == 0
+    finally:
+        os.killpg(serve.pid, signal.SIGTERM)
+        serve.wait(timeout=10)
+    esc = json.loads(cli(tmp_path, "escalations", "--all", "--json").stdout)[0]
+    assert (esc["channel"], esc["response"]) == ("ntfy", "B) In-memory (fast, local only)")

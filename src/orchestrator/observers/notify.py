@@ -52,6 +52,9 @@ class Notifier:
         default_factory=lambda: os.environ.get("ORCHESTRATOR_SERVE_TOKEN") or None
     )
 
+    def __post_init__(self) -> None:
+        _prepare()  # apprise loaded now, not in the seconds a notification may take
+
     def notify(self, event: Event) -> None:
         if isinstance(event, EscalationOpened) and "escalation" in self.config.events:
             msg = escalation_message(event, self.config.public_url, self.serve_token)
@@ -122,15 +125,21 @@ _capture = _Capture()
 _setup = threading.Lock()
 
 
-def _send(url: str, msg: Message, timeout: float) -> str | None:
-    """One apprise delivery; None when the channel took it, else why not."""
-    import apprise
+def _prepare() -> None:
+    import apprise  # noqa: F401 (a third of a second: paid once, before any deadline)
 
     with _setup:
         log = logging.getLogger("apprise")
         if _capture not in log.handlers:
             log.addHandler(_capture)
             log.propagate = False  # its lines come back once, redacted, as ours
+
+
+def _send(url: str, msg: Message, timeout: float) -> str | None:
+    """One apprise delivery; None when the channel took it, else why not."""
+    import apprise
+
+    _prepare()
     plugin = apprise.Apprise.instantiate(with_ntfy_extras(url, msg))
     if plugin is None:
         return "apprise does not understand this URL (check its scheme and parts)"
@@ -202,7 +211,7 @@ def escalation_message(e: EscalationOpened, public_url: str | None, token: str |
                 {"action": c.action}
                 if c.action in ("retry", "skip", "abort")
                 else {"option": c.key}
-            )
+            ) | {"channel": "ntfy"}
             label = f"{c.key}) {c.text}"
             buttons.append(
                 {
