@@ -367,3 +367,30 @@ def test_an_ntfy_button_answers_through_serve_and_the_waiting_run_completes(
         serve.wait(timeout=10)
     esc = json.loads(cli(tmp_path, "escalations", "--all", "--json").stdout)[0]
     assert (esc["channel"], esc["response"]) == ("ntfy", "B) In-memory (fast, local only)")
+
+
+def test_a_failed_run_is_sent_only_when_run_failed_is_asked_for(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    from orchestrator.config import NotifyConfig
+    from orchestrator.events import RunFinished
+    from orchestrator.observers.notify import Notifier
+
+    from orchestrator.plans import load_plan
+
+    store = Store(f"sqlite:///{tmp_path / 'state.db'}")
+    store.create_run("r1", load_plan(EXAMPLES / "hello.md"), tmp_path, "replay", {})
+    summary = [{"task_id": "1.1", "title": "Parse", "status": "FAILED", "cost_usd": 0.25}]
+    failed = RunFinished("r1", "FAILED", 1, 42.0, summary)
+    url = f"form://127.0.0.1:{receiver.port}/end"
+    Notifier(NotifyConfig(urls=[url]), store).notify(failed)  # default: escalations only
+    assert receiver.requests == []
+    asked = NotifyConfig(urls=[url], events=["run_failed"], public_url="http://h.example:1/")
+    Notifier(asked, store).notify(failed)
+    Notifier(asked, store).notify(RunFinished("r1", "COMPLETED", 0, 1.0, summary))
+    [req] = receiver.requests
+    assert "title=orchestrator%3A+run+failed" in req["body"]
+    assert "1.1+Parse%3A+FAILED" in req["body"] and "%240.25" in req["body"]
+    assert "http%3A%2F%2Fh.example%3A1%2F" in req["body"]  # the web page, no double slash
+    [sent] = store.events("r1", "notification_sent")
+    assert sent["payload"]["event"] == "run_failed" and sent["task_id"] is None
