@@ -24,7 +24,10 @@ import httpx
 import pytest
 from tests.helpers import EXAMPLES, cli, cli_env, cli_popen, status_json
 
-from orchestrator.observers.notify import Message, deliver, with_ntfy_extras
+from orchestrator.config import NotifyConfig
+from orchestrator.events import RunFinished
+from orchestrator.observers.notify import Message, Notifier, deliver, with_ntfy_extras
+from orchestrator.plans import load_plan
 from orchestrator.redaction import redact_text, redact_url
 from orchestrator.store import Store
 
@@ -372,12 +375,6 @@ def test_an_ntfy_button_answers_through_serve_and_the_waiting_run_completes(
 def test_a_failed_run_is_sent_only_when_run_failed_is_asked_for(
     tmp_path: Path, receiver: Receiver
 ) -> None:
-    from orchestrator.config import NotifyConfig
-    from orchestrator.events import RunFinished
-    from orchestrator.observers.notify import Notifier
-
-    from orchestrator.plans import load_plan
-
     store = Store(f"sqlite:///{tmp_path / 'state.db'}")
     store.create_run("r1", load_plan(EXAMPLES / "hello.md"), tmp_path, "replay", {})
     summary = [{"task_id": "1.1", "title": "Parse", "status": "FAILED", "cost_usd": 0.25}]
