@@ -4,6 +4,7 @@ headless Chromium: see the ambiguous task's question, click B, watch the `--wait
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -20,7 +21,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from tests.helpers import EXAMPLES, ROOT, cli, cli_env, cli_popen
 
 AMBIGUOUS = str(EXAMPLES / "ambiguous_task.md")
@@ -110,9 +110,10 @@ def test_the_api_answers_once_and_resumes_a_paused_run(served: Served) -> None:
     assert again.status_code == 409 and "already answered" in again.json()["error"]
 
     done = until(
-        lambda: (d := served.http.get(f"/api/runs/{run_id}").json())["run"]["status"]
-        == "COMPLETED"
-        and d,
+        lambda: (
+            (d := served.http.get(f"/api/runs/{run_id}").json())["run"]["status"] == "COMPLETED"
+            and d
+        ),
         "the background resume to complete the run",
     )
     assert done["tasks"][0]["status"] == "COMPLETED" and done["tasks"][0]["attempts"] == 2
@@ -139,7 +140,9 @@ def test_token_cookie_and_cross_site_posts(served: Served) -> None:
     assert anon.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
     first = anon.get("/runs?token=" + TOKEN)
     assert first.status_code == 303 and first.headers["location"] == "/runs"
-    assert "HttpOnly" in first.headers["set-cookie"] and "SameSite=Lax" in first.headers["set-cookie"]
+    assert (
+        "HttpOnly" in first.headers["set-cookie"] and "SameSite=Lax" in first.headers["set-cookie"]
+    )
     assert anon.get("/runs").status_code == 200  # the cookie from now on
     hostile = served.http.post(
         "/api/escalations/1/answer",
@@ -170,8 +173,17 @@ def test_a_terminal_prompt_shows_the_web_answer_that_won(served: Served) -> None
     """The runner asks at a real terminal; the answer comes from the web page first."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", "run", AMBIGUOUS, "--agent", "replay"]
-        + ["--workdir", "term"],
+        [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "run",
+            AMBIGUOUS,
+            "--agent",
+            "replay",
+            "--workdir",
+            "term",
+        ],
         cwd=served.tmp,
         env=cli_env(served.tmp),
         stdin=slave,
@@ -186,10 +198,8 @@ def test_a_terminal_prompt_shows_the_web_answer_that_won(served: Served) -> None
         def read() -> bytes:
             nonlocal seen
             if select.select([master], [], [], 0.1)[0]:
-                try:
+                with contextlib.suppress(OSError):
                     seen += os.read(master, 4096)
-                except OSError:
-                    pass
             return seen
 
         try:
