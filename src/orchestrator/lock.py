@@ -26,7 +26,7 @@ from orchestrator.schema import attempts, runs
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from sqlalchemy import Connection
+    from sqlalchemy import Connection, Engine
 
 logger = logging.getLogger("orchestrator.lock")
 
@@ -66,6 +66,7 @@ class RunLock:
         ) -> None: ...
 
         url: str
+        engine: Engine
 
     def acquire_lock(self, run_id: str) -> str:
         host, pid = socket.gethostname(), os.getpid()
@@ -158,12 +159,25 @@ class RunLock:
     def record_process(self, run_id: str, pgid: int) -> None:
         """The process group the open attempt just started, with its leader's stamp, so a runner
         killed from here on leaves it findable."""
-        with self.tx() as conn:
-            conn.execute(
-                update(attempts)
-                .where(attempts.c.run_id == run_id, attempts.c.verdict.is_(None))
-                .values(pgid=pgid, pgid_started=process.stamp(pgid))
-            )
+        stmt = (
+            update(attempts)
+            .where(attempts.c.run_id == run_id, attempts.c.verdict.is_(None))
+            .values(pgid=pgid, pgid_started=process.stamp(pgid))
+        )
+        if not self.url.startswith("sqlite"):
+            with self.tx() as conn:
+                conn.execute(stmt)
+            return
+        # Only a runner's own death must not lose this row, and SQLite's WAL keeps a commit through
+        # that without a sync; the fsync of a durable commit would be a third one per attempt.
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+            try:
+                conn.execute(stmt)
+                conn.commit()
+            finally:
+                conn.exec_driver_sql("PRAGMA synchronous=FULL")
+                conn.commit()
 
     def reap_processes(self, run_id: str) -> list[int]:
         """Kill what a cut-off runner started that still runs: the groups of attempts without a
