@@ -36,7 +36,6 @@ from orchestrator.plans import load_plan
 from orchestrator.plans.verification import with_verification
 from orchestrator.redaction import REDACTED
 from orchestrator.rows import EscalationRow, TaskRow
-from orchestrator.runner import Runner, RunOutcome
 from orchestrator.store import AlreadyAnswered, Row, Store, answered_message
 
 if TYPE_CHECKING:
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from orchestrator.checkpoints import Checkpoints
+    from orchestrator.runner import Runner, RunOutcome
 
 
 def open_store(
@@ -132,6 +132,8 @@ def build_runner(
 
     report = reporter or Reporter()
     bus = Bus()
+    from orchestrator.runner import Runner  # the loop and its judge load only to drive a run
+
     runner = Runner(
         store,
         run_id,

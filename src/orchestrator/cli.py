@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -321,7 +322,7 @@ def status(
     _print_escalations(data["escalations"])
 
 
-def _print_escalations(rows: list[dict[str, Any]]) -> None:
+def _print_escalations(rows: Sequence[Mapping[str, Any]]) -> None:
     if not rows:
         return
     out.print("[bold yellow]Open escalations[/bold yellow]")
@@ -390,7 +391,7 @@ def answer(
         config_file=config,
     )
     out.print(
-        f"Answered escalation {row['id']} ({row['response_kind']}): {escape(row['response'])}"
+        f"Answered escalation {row['id']} ({row['response_kind']}): {escape(row['response'] or '')}"
     )
     out.print(f"Continue with: orchestrator resume {row['run_id']}")
 
