@@ -398,7 +398,9 @@ def answer(
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option(help="Address; any but loopback needs a token.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address; any but loopback needs a token.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0: any free one).")] = 8765,
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Never resume a run.")] = False,
     db: Db = None,
