@@ -12,11 +12,10 @@ from sqlalchemy import insert, select, update
 from orchestrator.models import UserError
 from orchestrator.rows import EscalationRow
 from orchestrator.schema import escalations
+from orchestrator.storebase import StoreBase
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
-    from sqlalchemy import Connection, Engine
+    from sqlalchemy import Connection
 
 
 def storable(values: dict[str, Any]) -> dict[str, Any]:
@@ -42,22 +41,8 @@ def answered_message(row: Any) -> str:
     )
 
 
-class EscalationTable:
+class EscalationTable(StoreBase):
     """Mixed into the Store."""
-
-    if TYPE_CHECKING:
-        engine: Engine
-
-        def tx(self) -> AbstractContextManager[Connection]: ...
-
-        @staticmethod
-        def _event(
-            conn: Connection,
-            run_id: str,
-            kind: str,
-            payload: dict[str, Any],
-            task_id: str | None = None,
-        ) -> None: ...
 
     def _open_escalation(
         self,

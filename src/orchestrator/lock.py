@@ -22,11 +22,10 @@ from sqlalchemy import select, update
 from orchestrator.agents import process
 from orchestrator.models import UserError
 from orchestrator.schema import attempts, runs
+from orchestrator.storebase import StoreBase
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
-    from sqlalchemy import Connection, Engine
+    pass
 
 logger = logging.getLogger("orchestrator.lock")
 
@@ -49,24 +48,8 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class RunLock:
+class RunLock(StoreBase):
     """Mixed into the Store: the lock lives in the runs table, next to the run it guards."""
-
-    if TYPE_CHECKING:
-
-        def tx(self) -> AbstractContextManager[Connection]: ...
-
-        @staticmethod
-        def _event(
-            conn: Connection,
-            run_id: str,
-            kind: str,
-            payload: dict[str, Any],
-            task_id: str | None = None,
-        ) -> None: ...
-
-        url: str
-        engine: Engine
 
     def acquire_lock(self, run_id: str) -> str:
         host, pid = socket.gethostname(), os.getpid()

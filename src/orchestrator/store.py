@@ -11,8 +11,6 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, cast
@@ -132,33 +130,7 @@ class Store(RunLock, EscalationTable):
         except DatabaseError as exc:  # cannot connect or write; damaged
             raise open_error(exc, self.url) from None
 
-    @contextmanager
-    def tx(self) -> Iterator[Connection]:
-        with self.engine.begin() as conn:
-            yield conn
-
-    def close(self) -> None:
-        self.engine.dispose()
-
     # -- events -------------------------------------------------------------------------------
-    @staticmethod
-    def _event(
-        conn: Connection,
-        run_id: str,
-        kind: str,
-        payload: dict[str, Any],
-        task_id: str | None = None,
-    ) -> None:
-        conn.execute(
-            insert(events).values(
-                run_id=run_id,
-                task_id=task_id,
-                ts=time.time(),
-                kind=kind,
-                payload_json=json.dumps(payload, default=str),
-            )
-        )
-
     def add_event(
         self, run_id: str, kind: str, payload: dict[str, Any], task_id: str | None = None
     ) -> None:
