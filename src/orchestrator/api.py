@@ -89,8 +89,8 @@ def run(
     settings, _ = settings_for(overrides, config_file)
     path = Path(plan_path)
     plan = with_verification(load_plan(path)) if settings.verify_milestone else load_plan(path)
-    agent = make_agent(settings, path)
     preflight.check(settings, plan, Path(settings.workdir))  # before anything is recorded
+    agent = make_agent(settings, path)
     workdir = Path(settings.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings.db, config_file=config_file)
