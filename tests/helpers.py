@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
+import select
+import signal
 import subprocess
 import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +80,62 @@ def status_json(tmp: Path, run_id: str | None = None) -> dict[str, Any]:
     assert proc.returncode == 0, proc.stderr
     data: dict[str, Any] = json.loads(proc.stdout)
     return data
+
+
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass
+class TerminalRun:
+    code: int
+    text: str
+    """Everything the terminal showed, without ANSI escapes."""
+    typed_at: list[float] = field(default_factory=list)
+    """Wall-clock time (time.time()) of each reply typed."""
+
+
+def terminal(
+    tmp: Path,
+    args: list[str],
+    replies: list[tuple[bytes, bytes]],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 90,
+) -> TerminalRun:
+    """Run the CLI on a real pseudo-terminal; each time the next prompt appears (once more than
+    it had when the previous reply was typed), type its reply and Enter."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", *args],
+        cwd=tmp,
+        env=env if env is not None else cli_env(tmp),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen, typed_at, pending = b"", [], list(replies)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.3)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if pending and ANSI.sub(b"", seen).count(pending[0][0]) > len(typed_at):
+                os.write(master, pending.pop(0)[1] + b"\n")
+                typed_at.append(time.time())
+            if proc.poll() is not None and not ready:
+                break
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        os.close(master)
+    text = ANSI.sub(b"", seen).decode("utf-8", errors="replace")
+    return TerminalRun(proc.wait(timeout=10), text, typed_at)

@@ -4,20 +4,12 @@ never becomes guidance, and "Why I'm asking" is always a sentence."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
-import select
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers import EXAMPLES, cli, cli_env
+from tests.helpers import EXAMPLES, cli, terminal
 
 from orchestrator.humans import (
     answer_from_flags,
@@ -149,53 +141,16 @@ def test_why_is_always_a_sentence() -> None:
 
 
 # -- in a real terminal ---------------------------------------------------------------------------
-def terminal(tmp: Path, args: list[str], replies: list[tuple[bytes, bytes]]) -> tuple[int, str]:
-    """Run the CLI on a pseudo-terminal; each time the next prompt appears, type its reply."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", *args],
-        cwd=tmp,
-        env=cli_env(tmp),
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
-    seen, typed, pending = b"", 0, list(replies)
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.3)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            plain = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", seen)
-            if pending and plain.count(pending[0][0]) > typed:
-                os.write(master, pending.pop(0)[1] + b"\n")
-                typed += 1
-            if proc.poll() is not None and not ready:
-                break
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        os.close(master)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode("utf-8", errors="replace"))
-    return proc.wait(timeout=10), text
 
 
 def test_a_aborts_on_the_retry_skip_abort_panel_in_a_terminal(tmp_path: Path) -> None:
     prompt = b"Your choice (r/s/a) or guidance"
-    code, text = terminal(
+    term = terminal(
         tmp_path,
         ["run", str(EXAMPLES / "doomed_to_fail.md"), "--agent", "replay", "--workdir", "w"],
         [(prompt, b"b"), (prompt, b"a")],
     )
+    code, text = term.code, term.text
     assert "r) Retry with guidance" in text and "a) Abort the run" in text, text
     assert "'b' is not one of the choices (r, s, a)" in text
     assert code != 0, text
@@ -218,11 +173,12 @@ def test_skip_with_no_recommendation_says_so_and_asks_again(tmp_path: Path) -> N
         """)
     )
     prompt = b"Your response"
-    code, text = terminal(
+    term = terminal(
         tmp_path,
         ["run", "p.md", "--agent", "replay", "--workdir", "w"],
         [(prompt, b"skip"), (prompt, b"B")],
     )
+    code, text = term.code, term.text
     assert "there is no recommendation" in text, text
     assert code == 0, text
     esc_ = json.loads(cli(tmp_path, "escalations", "--all", "--json").stdout)[0]

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.helpers import EXAMPLES, cli, cli_env, cli_popen, status_json
+from tests.helpers import EXAMPLES, cli, cli_env, cli_popen, status_json, terminal
 
 from orchestrator.config import NotifyConfig
 from orchestrator.events import RunFinished
@@ -159,49 +156,17 @@ def test_ntfy_has_the_question_and_answer_buttons_before_the_terminal_prompt(
             ORCHESTRATOR_SERVE_TOKEN="serve-token-123",
         ),
     )
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator",
-            "run",
-            AMBIGUOUS,
-            *("--agent", "replay", "--workdir", "w"),
-        ],
-        cwd=tmp_path,
+    term = terminal(
+        tmp_path,
+        ["run", AMBIGUOUS, *("--agent", "replay", "--workdir", "w")],
+        [(PROMPT, b"B")],
         env=env,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
+        timeout=60,
     )
-    os.close(slave)
-    seen, prompted = b"", None
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            if prompted is None and PROMPT in seen:
-                prompted = time.time()
-                os.write(master, b"B\n")
-            if proc.poll() is not None and not ready:
-                break
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        os.close(master)
-    text = seen.decode("utf-8", errors="replace")
-    assert proc.wait(timeout=10) == 0, text
-    assert prompted is not None, text
+    text = term.text
+    assert term.code == 0, text
+    assert term.typed_at, text
+    prompted = term.typed_at[0]
     asked, finished = receiver.requests
     assert asked["t"] < prompted
     assert asked["path"] == "/"  # ntfy's JSON publish: the topic is in the body

@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
-import select
-import signal
 import sqlite3
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
-from tests.helpers import EXAMPLES, cli, cli_env, cli_popen, status_json
+from tests.helpers import EXAMPLES, cli, cli_popen, status_json, terminal
 
 AMBIGUOUS = str(EXAMPLES / "ambiguous_task.md")
 
@@ -27,52 +20,13 @@ def _run_dir(tmp: Path) -> Path:
 
 def test_scenario_a_in_a_terminal(tmp_path: Path) -> None:
     """A real pseudo-terminal: the panel, the prompt, the answer B, then completion."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator",
-            "run",
-            AMBIGUOUS,
-            "--agent",
-            "replay",
-            "--workdir",
-            "w",
-        ],
-        cwd=tmp_path,
-        env=cli_env(tmp_path),
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
+    term = terminal(
+        tmp_path,
+        ["run", AMBIGUOUS, "--agent", "replay", "--workdir", "w"],
+        [(b"Your response (or 'skip' for recommendation)", b"B")],
     )
-    os.close(slave)
-    seen = b""
-    answered = False
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            if not answered and b"Your response (or 'skip' for recommendation)" in seen:
-                os.write(master, b"B\n")
-                answered = True
-            if proc.poll() is not None and not ready:
-                break
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        os.close(master)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode("utf-8", errors="replace"))
-    assert proc.wait(timeout=10) == 0, text
+    text = term.text
+    assert term.code == 0, text
     assert "NEEDS HUMAN INPUT" in text
     assert "Redis (distributed, persistent)" in text and "Recommendation:" in text
     assert "Why I'm asking:" in text
