@@ -148,6 +148,9 @@ def build_runner(
         from orchestrator.observers.notify import Notifier
 
         bus.observers.append(Notifier(settings.notify, store))
+    from orchestrator import telemetry  # OpenTelemetry itself loads only when an endpoint is set
+
+    bus.observers += telemetry.observers(settings, store, run_id)
     if checkpoints is not None:
         bus.critical.append(CheckpointObserver(checkpoints, store, bus))
     runner.consult = Consultant(

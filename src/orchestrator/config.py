@@ -106,6 +106,25 @@ class NotifyConfig(BaseModel, extra="forbid"):
         return url.rstrip("/") if url else url
 
 
+class TelemetryConfig(BaseModel, extra="forbid"):
+    """OpenTelemetry export (`telemetry/`): off unless an endpoint is set here or in the standard
+    `OTEL_EXPORTER_OTLP_*` variables, which win over these keys."""
+
+    otlp_endpoint: str | None = None
+    """OTLP/HTTP base URL (`http://127.0.0.1:4318`); `/v1/traces` and `/v1/metrics` are added."""
+    service_name: str | None = None
+    """The `service.name` resource attribute (default `orchestrator`; `OTEL_SERVICE_NAME` wins)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every export (`authorization = "Bearer …"`): secrets, never stored or shown."""
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _http_endpoint(cls, url: str | None) -> str | None:
+        if url is not None and not re.match(r"^https?://[^\s/]+", url):
+            raise ValueError("must be an http(s) URL, e.g. http://127.0.0.1:4318")
+        return url or None
+
+
 class Settings(BaseModel, extra="allow"):
     """Every setting; numbers are strict (`max_attempts = true` or `"3"` is an error, never 1 or
     3: TOML, JSON-read env values and flags all give real numbers). Besides the fields, one
@@ -152,6 +171,7 @@ class Settings(BaseModel, extra="allow"):
     gates: GatesConfig = Field(default_factory=GatesConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     tasks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per-task overrides of the chosen agent's options (`[tasks."1.2"]`), validated by its model."""
 
@@ -207,12 +227,15 @@ _SECRET = re.compile(r"key|token|secret|password|auth", re.IGNORECASE)
 def redact(data: Any) -> Any:
     """Settings as they may be stored or shown: values under secret-looking names are replaced,
     and credentials inside any text (`redaction.redact_text`: URL passwords, `--token=…`, `sk-…`);
-    notification URLs (`notify.urls`) are all secret, so the list goes whole.
+    notification URLs (`notify.urls`) are all secret, so the list goes whole, and so do the
+    values of the OTLP export's headers (`telemetry.headers`: their names stay).
     A resumed run takes those values from the config, environment and flags again, never from
     the store (`api.resume_settings`)."""
     if isinstance(data, dict):
         return {
-            k: REDACTED
+            k: {name: REDACTED for name in v}
+            if k == "headers" and isinstance(v, dict)
+            else REDACTED
             if (_SECRET.search(str(k)) or k == "urls") and v not in (None, "", [])
             else redact(v)
             for k, v in data.items()
