@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from orchestrator.agents.base import AgentResult
+from orchestrator.agents.human_tool import reported
 from orchestrator.asking import EscalationDraft, after_failures, agent_question
 from orchestrator.brain import Brain
 from orchestrator.config import Settings
@@ -135,7 +136,8 @@ class Judge:
                 escalation=agent_question(result.question, structured=True),
                 headline="NEEDS HUMAN INPUT",
             )
-        interp = self.interpret(result.output)
+        # the agent's own report_status (structure) before its text
+        interp = reported(result.reported_status) or self.interpret(result.output)
         if result.error and interp.category is None:
             # an API error from the agent (401, quota, refused connection) is the agent's output too
             err = self.interpret(result.error)

@@ -6,13 +6,22 @@ from orchestrator.models import Task
 
 NEEDS_HUMAN_PROTOCOL = """\
 ## If you need a decision from a human
-Do not guess. Stop and end your reply with exactly:
+Do not guess. If you have the orchestrator's `ask_human` tool, call it with the question, the
+options, your recommendation and a category (`ambiguous_requirements`, `extreme_destructive` or
+`external_service`): its result is the human's answer, or tells you to stop and wait.
+Without that tool, stop and end your reply with exactly:
 STATUS: needs_human
 QUESTION: <the question>
 OPTIONS:
 A) <first option>
 B) <second option>
-RECOMMENDATION: <the option you would pick, and why>"""
+RECOMMENDATION: <the option you would pick, and why>
+
+## When you are done
+If you have the orchestrator's `report_status` tool, call it once as your last action: `completed`,
+`blocked` (you cannot go on without a person) or `failed`, with a short summary."""
+"""How an agent asks a person and says how the task ended: the `agent_mcp` tools where the agent
+has them (Claude Code, Codex, Gemini CLI), the marker block everywhere else."""
 
 
 def build_prompt(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -59,6 +59,14 @@ class AttemptContext:
 
 
 @dataclass
+class StatusReport:
+    """How the agent says the task ended, through the `report_status` tool (`agent_mcp`)."""
+
+    status: Literal["completed", "blocked", "failed"]
+    summary: str = ""
+
+
+@dataclass
 class AgentResult:
     output: str
     exit_code: int = 0
@@ -74,6 +82,8 @@ class AgentResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     question: HumanQuestion | None = None
     """Set when the agent stopped to ask a human (structured, no regex needed)."""
+    reported_status: StatusReport | None = None
+    """What the agent said through the orchestrator's `report_status` tool, if it called it."""
 
 
 class Agent(Protocol):

@@ -14,6 +14,10 @@ Options (constructor defaults, overridden by `ctx.options`): `model`; `sandbox` 
 machines); `append_system_prompt` → Codex `developer_instructions`; `base_url` → a custom
 Responses-API provider (`env_key` names its key variable, default `OPENAI_API_KEY`); `config`
 → more `-c key=value` overrides; `env` (None unsets); `cli_path`.
+
+Every attempt offers the orchestrator's `ask_human` / `report_status` MCP tools (`agent_mcp`):
+`-c mcp_servers.orchestrator.*` for this process only, its tools approved (`approval_policy`
+is `never`, so an unapproved MCP call would fail) with a tool timeout long enough for a person.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pydantic import Field
 
 from orchestrator.agents._cli import CLIAgent, child_env, json_object, short, unwrap_shell
 from orchestrator.agents.base import AgentEvent, AgentOptions, AgentResult, AttemptContext
+from orchestrator.agents.human_tool import HumanChannel, codex_config
 from orchestrator.agents.process import run_process
 
 PROVIDER = "orchestrator"
@@ -180,16 +185,18 @@ class CodexAgent(CLIAgent):
 
     def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
         state = CodexEvents(ctx)
-        proc = run_process(
-            build_argv(cli, ctx, opts),
-            cwd=ctx.workdir,
-            stdout_path=ctx.artifacts / "codex.events.jsonl",
-            stderr_path=ctx.artifacts / "codex.stderr.log",
-            timeout=ctx.timeout,
-            env=child_env(opts.get("env")),
-            stdin_data=ctx.prompt.encode(),
-            on_line=state.line,
-        )
+        with HumanChannel(ctx, self.name) as channel:  # the ask_human / report_status tools
+            config = codex_config(channel) | dict(opts.get("config") or {})
+            proc = run_process(
+                build_argv(cli, ctx, {**opts, "config": config}),
+                cwd=ctx.workdir,
+                stdout_path=ctx.artifacts / "codex.events.jsonl",
+                stderr_path=ctx.artifacts / "codex.stderr.log",
+                timeout=ctx.timeout,
+                env=child_env(opts.get("env")),
+                stdin_data=ctx.prompt.encode(),
+                on_line=state.line,
+            )
         error, question = self.failure(proc, ctx.timeout, state.error)
         return AgentResult(
             output=state.final_text,
@@ -201,5 +208,6 @@ class CodexAgent(CLIAgent):
             turns=state.turns or None,
             error=error,
             events=state.events,
-            question=question,
+            question=question or channel.question,
+            reported_status=channel.status,
         )

@@ -18,6 +18,10 @@ Options (constructor defaults, overridden by `ctx.options`): `model`; `approval_
 `default`), or `permission_mode` mapped from Claude's names; `base_url` → `GOOGLE_GEMINI_BASE_URL`;
 `trust_workspace` (default true → `--skip-trust`, else Gemini CLI silently downgrades `yolo` in
 folders it has not been told to trust); `env` (None unsets); `cli_path`.
+
+Every attempt offers the orchestrator's `ask_human` / `report_status` MCP tools (`agent_mcp`;
+the model sees `mcp_orchestrator_ask_human`): Gemini CLI takes MCP servers only from settings
+files, so the attempt runs with its own `GEMINI_CLI_HOME` (see `human_tool.gemini_home`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pydantic import Field
 
 from orchestrator.agents._cli import CLIAgent, child_env, json_object, service_error_kind, short
 from orchestrator.agents.base import AgentEvent, AgentOptions, AgentResult, AttemptContext
+from orchestrator.agents.human_tool import HumanChannel, gemini_home
 from orchestrator.agents.process import ProcessResult, run_process
 
 MAX_EVENTS = 500
@@ -221,16 +226,18 @@ class GeminiAgent(CLIAgent):
             env_overrides["GOOGLE_GEMINI_BASE_URL"] = str(opts["base_url"])
         in_argv = len(ctx.prompt.encode()) <= MAX_ARG_PROMPT
         state = GeminiEvents(ctx)
-        proc = run_process(
-            build_argv(cli, ctx, opts, prompt_in_argv=in_argv),
-            cwd=ctx.workdir,
-            stdout_path=ctx.artifacts / "gemini.stream.jsonl",
-            stderr_path=ctx.artifacts / "gemini.stderr.log",
-            timeout=ctx.timeout,
-            env=child_env(env_overrides),
-            stdin_data=None if in_argv else ctx.prompt.encode(),
-            on_line=state.line,
-        )
+        with HumanChannel(ctx, self.name) as channel:  # the ask_human / report_status tools
+            env_overrides |= gemini_home(channel, env_overrides)
+            proc = run_process(
+                build_argv(cli, ctx, opts, prompt_in_argv=in_argv),
+                cwd=ctx.workdir,
+                stdout_path=ctx.artifacts / "gemini.stream.jsonl",
+                stderr_path=ctx.artifacts / "gemini.stderr.log",
+                timeout=ctx.timeout,
+                env=child_env(env_overrides),
+                stdin_data=None if in_argv else ctx.prompt.encode(),
+                on_line=state.line,
+            )
         error, question = self.failure(proc, ctx.timeout, state.error)
         stats = state.stats
         return AgentResult(
@@ -243,7 +250,8 @@ class GeminiAgent(CLIAgent):
             turns=state.turns or None,
             error=error,
             events=state.events,
-            question=question,
+            question=question or channel.question,
+            reported_status=channel.status,
         )
 
 

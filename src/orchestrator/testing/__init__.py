@@ -15,12 +15,13 @@ to add a provider), the Anthropic Messages API in `anthropic`.
 from __future__ import annotations
 
 from orchestrator.testing.anthropic import AnthropicServer, tool_result_text, tool_results
-from orchestrator.testing.script import Fail, RecordedRequest, Reply, Stall, Text, ToolCall
+from orchestrator.testing.script import Fail, McpCall, RecordedRequest, Reply, Stall, Text, ToolCall
 from orchestrator.testing.server import ScriptedServer
 
 __all__ = [
     "AnthropicServer",
     "Fail",
+    "McpCall",
     "RecordedRequest",
     "Reply",
     "ScriptedServer",

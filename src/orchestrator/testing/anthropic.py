@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.testing.script import RecordedRequest, Reply, Text, TurnLike
+from orchestrator.testing.script import RecordedRequest, Reply, Text, ToolCall, TurnLike
 from orchestrator.testing.server import EventStream, Exchange, ScriptedServer
 
 ERROR_TYPES = {
@@ -123,7 +123,7 @@ class AnthropicServer(ScriptedServer):
         for i, b in enumerate(turn.blocks):
             if isinstance(b, Text):
                 blocks.append({"type": "text", "text": b.text})
-            else:
+            elif isinstance(b, ToolCall):  # an McpCall is a ToolCall by now (`next_turn`)
                 tid = self.tool_call_id(req.turn, i, b, prefix="toolu")
                 blocks.append({"type": "tool_use", "id": tid, "name": b.name, "input": b.args})
         return blocks

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.testing.offline import offline_env
-from orchestrator.testing.script import RecordedRequest, Reply, Text, ToolCall, TurnLike
+from orchestrator.testing.script import McpCall, RecordedRequest, Reply, Text, ToolCall, TurnLike
 from orchestrator.testing.server import EventStream, Exchange, ScriptedServer
 
 STATUS_NAMES = {
@@ -123,6 +123,10 @@ class GeminiServer(ScriptedServer):
     def stall_prelude(self, stream: EventStream) -> None:
         opener = {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}}]}
         stream.event(None, opener)
+
+    def mcp_tool_call(self, call: McpCall) -> ToolCall:
+        """Gemini CLI names an MCP tool `mcp_<server>_<tool>`."""
+        return ToolCall(f"mcp_{call.server}_{call.tool}", call.args, call.id)
 
     # -- rendering --------------------------------------------------------------------------
     def parts(self, turn: Reply) -> list[dict[str, Any]]:

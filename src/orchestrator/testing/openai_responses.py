@@ -4,7 +4,8 @@
 names): `response.created`, then per output item `response.output_item.added`,
 (`response.output_text.delta` for text), `response.output_item.done`, and `response.completed`
 with usage. `Text` blocks become one assistant `message` item (`output_text`), each `ToolCall` a
-`function_call` item (`call_id`, `name`, JSON `arguments`). With `"stream": false` the same
+`function_call` item (`call_id`, `name`, JSON `arguments`; an `McpCall` names the tool inside the
+namespace `mcp__<server>`, as Codex offers MCP tools). With `"stream": false` the same
 output comes back as one response object. Codex 0.169 sends one request per model turn; the
 previous tool results arrive as `function_call_output` input items (see `function_outputs`).
 Other paths (model discovery, compaction) are auxiliary and get a 404 error body.
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.testing.offline import offline_env
-from orchestrator.testing.script import RecordedRequest, Reply, Text, ToolCall
+from orchestrator.testing.script import McpCall, RecordedRequest, Reply, Text, ToolCall
 from orchestrator.testing.server import EventStream, Exchange, ScriptedServer
 
 ERROR_TYPES = {
@@ -108,6 +109,10 @@ class ResponsesServer(ScriptedServer):
             {"type": "response.created", "sequence_number": 0, "response": created},
         )
 
+    def mcp_tool_call(self, call: McpCall) -> ToolCall:
+        """Codex offers an MCP server's tools as the namespace `mcp__<server>`."""
+        return ToolCall(call.tool, call.args, call.id, namespace=f"mcp__{call.server}")
+
     # -- rendering --------------------------------------------------------------------------
     def output_items(self, turn: Reply, req: RecordedRequest) -> list[dict[str, Any]]:
         texts = [b.text for b in turn.blocks if isinstance(b, Text)]
@@ -127,16 +132,17 @@ class ResponsesServer(ScriptedServer):
         for i, b in enumerate(turn.blocks):
             if isinstance(b, ToolCall):
                 call_id = self.tool_call_id(req.turn, i, b)
-                items.append(
-                    {
-                        "type": "function_call",
-                        "id": f"fc_{call_id}",
-                        "status": "completed",
-                        "call_id": call_id,
-                        "name": b.name,
-                        "arguments": json.dumps(b.args),
-                    }
-                )
+                item = {
+                    "type": "function_call",
+                    "id": f"fc_{call_id}",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "name": b.name,
+                    "arguments": json.dumps(b.args),
+                }
+                if b.namespace:
+                    item["namespace"] = b.namespace
+                items.append(item)
         return items
 
 

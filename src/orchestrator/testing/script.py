@@ -3,8 +3,8 @@
 A script is a list of turns; each model request (one that is not auxiliary, see the provider
 module) consumes the next turn. A turn is one of:
 
-- `Reply(...)` of blocks (`Text`, `ToolCall`) — or the shorthands: a `str`, a single `Text` or
-  `ToolCall`, or a list/tuple of blocks;
+- `Reply(...)` of blocks (`Text`, `ToolCall`, `McpCall`) — or the shorthands: a `str`, a single
+  block, or a list/tuple of blocks;
 - `Fail(status, ...)` — an HTTP error instead of a reply;
 - `Stall(seconds)` — a stream that opens and then goes silent, then the connection drops;
 - a callable `(RecordedRequest) -> turn` — decided when the request arrives (e.g. echo a path).
@@ -32,9 +32,22 @@ class ToolCall:
     name: str
     args: dict[str, Any] = field(default_factory=dict)
     id: str | None = None
+    namespace: str | None = None
+    """A tool namespace, for providers that have them (the Responses API's MCP servers)."""
 
 
-Block: TypeAlias = Text | ToolCall
+@dataclass(frozen=True)
+class McpCall:
+    """The model calls `tool` of the MCP server `server`; each provider's server names it the way
+    its CLI does (`ScriptedServer.mcp_tool_call`), so one script drives every agent."""
+
+    server: str
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+
+Block: TypeAlias = Text | ToolCall | McpCall
 
 
 @dataclass(frozen=True)
@@ -49,7 +62,7 @@ class Reply:
 
     @property
     def calls_tool(self) -> bool:
-        return any(isinstance(b, ToolCall) for b in self.blocks)
+        return any(isinstance(b, ToolCall | McpCall) for b in self.blocks)
 
 
 @dataclass(frozen=True)
@@ -83,7 +96,7 @@ def to_turn(item: TurnLike, request: RecordedRequest) -> Turn:
         return item
     if isinstance(item, str):
         return Reply((Text(item),))
-    if isinstance(item, Text | ToolCall):
+    if isinstance(item, Text | ToolCall | McpCall):
         return Reply((item,))
     if isinstance(item, list | tuple):
         return Reply(tuple(item))

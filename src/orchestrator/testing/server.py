@@ -37,6 +37,7 @@ from typing import Any, Self
 
 from orchestrator.testing.script import (
     Fail,
+    McpCall,
     RecordedRequest,
     Reply,
     Stall,
@@ -205,7 +206,17 @@ class ScriptedServer:
                 self._cursor += 1
             else:
                 item = self.when_exhausted
-        return to_turn(item, req)
+        turn = to_turn(item, req)
+        if isinstance(turn, Reply) and any(isinstance(b, McpCall) for b in turn.blocks):
+            blocks = tuple(
+                self.mcp_tool_call(b) if isinstance(b, McpCall) else b for b in turn.blocks
+            )
+            turn = dataclasses.replace(turn, blocks=blocks)
+        return turn
+
+    def mcp_tool_call(self, call: McpCall) -> ToolCall:
+        """How the provider's CLI names an MCP tool; Claude Code's `mcp__server__tool` here."""
+        return ToolCall(f"mcp__{call.server}__{call.tool}", call.args, call.id)
 
     @staticmethod
     def tool_call_id(turn: int | None, block: int, call: ToolCall, prefix: str = "call") -> str:
@@ -298,6 +309,7 @@ __all__ = [
     "EventStream",
     "Exchange",
     "Fail",
+    "McpCall",
     "Reply",
     "ScriptedServer",
     "Stall",
