@@ -1,0 +1,310 @@
+"""The ask-a-human MCP tools (`orchestrator.agent_mcp`) end to end: the REAL Codex and Gemini CLIs
+start the orchestrator's MCP server from their own configuration for the attempt, a scripted
+model calls `ask_human` / `report_status` by name (`McpCall`), and the call reaches the
+orchestrator over the attempt's channel.
+
+Three paths: a human present (a test-side `ask_human` answers; the answer is the tool's result in
+the next model request and the agent finishes in the same session), nobody there (the attempt
+ends with the structured question; the same session is resumed with the answer), and the whole
+run through the orchestrator CLI (`run --no-wait` → escalation row → `answer` → `resume`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.helpers import cli, status_json
+
+from agent_cli_helpers import attempt, require_cli
+from orchestrator.agent_mcp import SERVER_NAME
+from orchestrator.agents.base import HumanQuestion, StatusReport
+from orchestrator.agents.codex import CodexAgent
+from orchestrator.agents.gemini import GeminiAgent
+from orchestrator.agents.human_tool import STOP, question_of, reported
+from orchestrator.testing.gemini import GeminiServer, function_responses, user_texts
+from orchestrator.testing.openai_responses import ResponsesServer, function_outputs, input_texts
+from orchestrator.testing.script import McpCall, RecordedRequest, Text, ToolCall
+from orchestrator.testing.server import ScriptedServer
+
+QUESTION = "Which cache should cache.py use?"
+ASK = McpCall(
+    SERVER_NAME,
+    "ask_human",
+    {
+        "question": QUESTION,
+        "options": ["Redis", "In-memory"],
+        "recommendation": "In-memory",
+        "category": "ambiguous_requirements",
+        "why": "Both fit the task and they differ in what survives a restart.",
+    },
+)
+PROMPT = "Add a cache in cache.py"
+
+
+# -- the two CLIs, behind one interface ------------------------------------------------------
+class Codex:
+    name = "codex"
+
+    @staticmethod
+    def server(script: list[Any]) -> ResponsesServer:
+        return ResponsesServer(script)
+
+    @staticmethod
+    def options(server: ScriptedServer, tmp: Path) -> dict[str, Any]:
+        assert isinstance(server, ResponsesServer)
+        return {
+            "cli_path": require_cli("codex", "npm @openai/codex"),
+            "base_url": server.base_url,
+            "model": "scripted-model",
+            "env": server.codex_env(tmp / "home"),
+        }
+
+    @staticmethod
+    def agent(options: dict[str, Any]) -> CodexAgent | GeminiAgent:
+        return CodexAgent(options)
+
+    @staticmethod
+    def tool_results(req: RecordedRequest) -> list[str]:
+        return list(function_outputs(req).values())
+
+    @staticmethod
+    def prompts(req: RecordedRequest) -> list[str]:
+        return input_texts(req)
+
+
+class Gemini:
+    name = "gemini"
+
+    @staticmethod
+    def server(script: list[Any]) -> GeminiServer:
+        return GeminiServer(script)
+
+    @staticmethod
+    def options(server: ScriptedServer, tmp: Path) -> dict[str, Any]:
+        assert isinstance(server, GeminiServer)
+        return {
+            "cli_path": require_cli("gemini", "npm @google/gemini-cli"),
+            "base_url": server.url,
+            "model": "scripted-model",
+            "env": server.gemini_env(tmp / "home"),
+        }
+
+    @staticmethod
+    def agent(options: dict[str, Any]) -> CodexAgent | GeminiAgent:
+        return GeminiAgent(options)
+
+    @staticmethod
+    def tool_results(req: RecordedRequest) -> list[str]:
+        return [json.dumps(r.get("response")) for r in function_responses(req)]
+
+    @staticmethod
+    def prompts(req: RecordedRequest) -> list[str]:
+        return user_texts(req)
+
+
+CLIS = [pytest.param(Codex, id="codex"), pytest.param(Gemini, id="gemini")]
+Kind = type[Codex] | type[Gemini]
+
+
+def asked_by(
+    answer: str | None,
+) -> tuple[list[HumanQuestion], Callable[[HumanQuestion], str | None]]:
+    """A test-side human: records each question and gives `answer` (None: nobody is there)."""
+    asked: list[HumanQuestion] = []
+
+    def ask(q: HumanQuestion) -> str | None:
+        asked.append(q)
+        return answer
+
+    return asked, ask
+
+
+def assert_structured(q: HumanQuestion | dict[str, Any], agent: str) -> None:
+    row = q if isinstance(q, dict) else q.__dict__
+    assert row["question"] == QUESTION
+    assert row["options"] == ["Redis", "In-memory"]
+    assert row["recommendation"] == "In-memory"
+    assert row["category"] == "ambiguous_requirements"
+    assert row["why"] == "Both fit the task and they differ in what survives a restart."
+    assert row["detail"]["tool"] == "orchestrator.ask_human" and row["detail"]["agent"] == agent
+
+
+# -- a human present: the answer is the tool's result, the session goes on ------------------
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", CLIS)
+def test_a_live_answer_goes_back_as_the_tool_result_in_the_same_session(
+    kind: Kind, tmp_path: Path
+) -> None:
+    with kind.server([ASK, Text("Added an in-memory cache.")]) as server:
+        ctx, seen = attempt(tmp_path, PROMPT)
+        asked, ctx.ask_human = asked_by("In-memory")
+        result = kind.agent(kind.options(server, tmp_path)).run(ctx)
+
+    assert result.error is None, result.error
+    assert result.question is None  # answered: nothing left to escalate
+    assert result.output == "Added an in-memory cache."
+    [q] = asked
+    assert_structured(q, kind.name)
+    assert any(e.kind == "question" and QUESTION in e.summary for e in seen)
+    first, second = server.model_requests
+    [tool_result] = kind.tool_results(second)
+    assert "A human answered: In-memory" in tool_result
+    assert kind.prompts(second) == kind.prompts(first)  # one session: no new prompt
+    log = [
+        json.loads(line) for line in (ctx.artifacts / "human-tool.jsonl").read_text().splitlines()
+    ]
+    assert log[0]["tool"] == "ask_human" and "In-memory" in log[0]["text"]
+
+
+# -- nobody there: the attempt ends with the question, the same session resumes -------------
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("kind", CLIS)
+def test_headless_ask_ends_the_attempt_then_the_same_session_resumes_with_the_answer(
+    kind: Kind, tmp_path: Path
+) -> None:
+    with kind.server([ASK, Text("Waiting for the human's answer.")]) as server:
+        agent = kind.agent(kind.options(server, tmp_path))
+        ctx, _ = attempt(tmp_path, PROMPT)
+        first = agent.run(ctx)  # ctx.ask_human is None: nobody waits
+
+        assert first.error is None, first.error
+        assert first.question is not None and first.session_id
+        assert_structured(first.question, kind.name)
+        [stop] = kind.tool_results(server.model_requests[1])
+        assert "Stop now" in stop and STOP.split(":")[0] in stop
+
+        server.add(Text("Added an in-memory cache."))
+        answer = f"A human answered the question {QUESTION!r}: B) In-memory"
+        ctx2, _ = attempt(tmp_path, answer, resume=first.session_id, number=2)
+        second = agent.run(ctx2)
+
+    assert second.error is None, second.error
+    assert second.session_id == first.session_id
+    assert second.question is None and second.output == "Added an in-memory cache."
+    resumed = server.model_requests[-1]
+    assert kind.prompts(resumed)[-1] == answer and PROMPT in kind.prompts(resumed)
+    assert resumed.contains(QUESTION)  # the earlier ask_human call is in the session's history
+
+
+# -- report_status is a structured signal -----------------------------------------------------
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", CLIS)
+def test_report_status_reaches_the_result(kind: Kind, tmp_path: Path) -> None:
+    report = McpCall(
+        SERVER_NAME,
+        "report_status",
+        {"status": "blocked", "summary": "The staging database password is not in the vault."},
+    )
+    with kind.server([report, Text("All done!")]) as server:
+        ctx, _ = attempt(tmp_path, PROMPT)
+        result = kind.agent(kind.options(server, tmp_path)).run(ctx)
+
+    assert result.error is None, result.error
+    assert result.reported_status == StatusReport(
+        "blocked", "The staging database password is not in the vault."
+    )
+    [kept] = kind.tool_results(server.model_requests[1])
+    assert "Status recorded." in kept
+    interp = reported(result.reported_status)
+    assert interp is not None and interp.verdict == "needs_human"  # not the text's "All done!"
+    assert interp.question and "password is not in the vault" in interp.question
+
+
+def test_reported_statuses_and_questions_read_plainly() -> None:
+    failed = reported(StatusReport("failed", "pytest still fails in test_cache.py"))
+    assert failed is not None and (failed.verdict, failed.error) == (
+        "failed",
+        "pytest still fails in test_cache.py",
+    )
+    done = reported(StatusReport("completed", "Added cache.py"))
+    assert done is not None and done.verdict == "completed" and done.source == "marker"
+    assert reported(None) is None
+    q = question_of({"question": " Drop it? ", "options": ["Yes", " ", "No"], "category": "x"}, "a")
+    assert (q.question, q.options, q.category, q.recommendation) == (
+        "Drop it?",
+        ["Yes", "No"],
+        None,
+        None,
+    )
+
+
+# -- the whole run: escalation row, `orchestrator answer`, `resume` ---------------------------
+def write_plan(tmp: Path) -> Path:
+    (tmp / "plan.md").write_text(
+        textwrap.dedent("""\
+            # Cache
+            ## Task 1.1: Add a cache in cache.py
+            **Description:** Add a cache in cache.py.
+            **Tests:**
+            ```bash
+            test -f cache.py
+            ```
+            """)
+    )
+    (tmp / "work").mkdir(exist_ok=True)
+    return tmp / "plan.md"
+
+
+def write_config(tmp: Path, kind: Kind, options: dict[str, Any]) -> dict[str, str]:
+    """`[codex]`/`[gemini]` in orchestrator.toml; the variables the adapter unsets are removed
+    from the runner's own environment instead (TOML has no None)."""
+    env = {k: v for k, v in options["env"].items() if v is not None}
+    lines = [f"[{kind.name}]"]
+    for key in ("cli_path", "base_url", "model"):
+        lines.append(f"{key} = {json.dumps(options[key])}")
+    lines.append("env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }")
+    (tmp / "orchestrator.toml").write_text("\n".join(lines) + "\n")
+    return {k: "" for k, v in options["env"].items() if v is None and k in os.environ}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", CLIS)
+def test_run_no_wait_escalates_the_tool_question_and_answer_resumes_the_same_session(
+    kind: Kind, tmp_path: Path
+) -> None:
+    target = tmp_path / "work" / "cache.py"
+    script: list[Any] = [ASK, Text("Waiting for the human's answer.")]
+    path = write_plan(tmp_path)
+    with kind.server(script) as server:
+        blank = write_config(tmp_path, kind, kind.options(server, tmp_path))
+        run = "run", str(path), "--agent", kind.name, "--workdir", "work", "--no-wait"
+        first = cli(tmp_path, *run, timeout=90, **blank)
+        assert first.returncode == 3, first.stdout + first.stderr
+        assert "NEEDS HUMAN INPUT" in first.stdout
+
+        rows = json.loads(cli(tmp_path, "escalations", "--json").stdout)
+        [esc] = rows
+        assert esc["question"] == QUESTION and esc["asker"] == "agent"
+        assert esc["options"] == ["Redis", "In-memory"]
+        assert esc["recommendation"] == "In-memory"
+        assert esc["category"] == "ambiguous_requirements"
+        assert esc["why"] == "Both fit the task and they differ in what survives a restart."
+        assert esc["detail"]["structured"] is True and esc["detail"]["agent"] == kind.name
+
+        ans = cli(tmp_path, "answer", str(esc["id"]), "--option", "B")
+        assert ans.returncode == 0, ans.stdout + ans.stderr
+        server.add(make_write(kind, target), Text("Added an in-memory cache."))
+        done = cli(tmp_path, "resume", "--no-wait", timeout=90, **blank)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Task 1.1: COMPLETED" in done.stdout
+
+    assert target.read_text() == "CACHE = {}\n"
+    resumed = server.model_requests[2]
+    assert any("In-memory" in p and "Continue the task" in p for p in kind.prompts(resumed))
+    assert resumed.contains(QUESTION)  # the same session: the earlier call is in its history
+    attempts = status_json(tmp_path)["attempts"]
+    assert [a["verdict"] for a in attempts] == ["needs_human", "completed"]
+    assert attempts[0]["session_id"] and attempts[0]["session_id"] == attempts[1]["session_id"]
+
+
+def make_write(kind: Kind, target: Path) -> ToolCall:
+    """Each CLI's own file-writing tool call."""
+    if kind is Codex:
+        return ToolCall("exec_command", {"cmd": f"printf 'CACHE = {{}}\\n' > {target.name}"})
+    return ToolCall("write_file", {"file_path": target.name, "content": "CACHE = {}\n"})
