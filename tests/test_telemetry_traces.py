@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,12 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
-from tests.helpers import EXAMPLES, cli
+from tests.helpers import EXAMPLES, cli, cli_popen
 
 AMBIGUOUS = str(EXAMPLES / "ambiguous_task.md")
 DOOMED = str(EXAMPLES / "doomed_to_fail.md")
@@ -42,6 +47,7 @@ class Received:
 class Receiver:
     url: str
     requests: list[Received] = field(default_factory=list)
+    metrics: list[ExportMetricsServiceRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def spans(self, trace_id: str | None = None) -> list[dict[str, Any]]:
@@ -93,7 +99,11 @@ def receiver() -> Iterator[Receiver]:
                 with rec.lock:
                     rec.requests.append(Received(body, dict(self.headers.items()), req))
                 reply = ExportTraceServiceResponse().SerializeToString()
-            else:  # /v1/metrics: accepted, not looked at here
+            else:
+                mreq = ExportMetricsServiceRequest()
+                mreq.ParseFromString(body)
+                with rec.lock:
+                    rec.metrics.append(mreq)
                 reply = b""
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
@@ -113,7 +123,8 @@ def receiver() -> Iterator[Receiver]:
     server.server_close()
 
 
-def _otel(rec: Receiver, **extra: str) -> dict[str, str]:
+def _otel(rec: Receiver, **extra: str) -> Any:
+    """The environment pointing a run at the receiver (Any: spread as `cli`'s `**env`)."""
     return {"OTEL_EXPORTER_OTLP_ENDPOINT": rec.url, **extra}
 
 
@@ -318,3 +329,116 @@ def test_sdk_disabled_exports_nothing(tmp_path: Path, receiver: Receiver) -> Non
         assert "otel" not in json.loads(
             conn.execute("SELECT settings_json FROM runs").fetchone()[0]
         )
+
+
+def _points(req: ExportMetricsServiceRequest) -> dict[str, list[tuple[dict[str, Any], Any]]]:
+    """Metric name → (attributes, value or histogram count) of every point in one push."""
+    out: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+    for rm in req.resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                kind = m.WhichOneof("data")
+                for p in getattr(m, kind).data_points:
+                    attrs = {a.key: _value(a.value) for a in p.attributes}
+                    value = p.count if kind == "histogram" else p.as_double or p.as_int
+                    out.setdefault(m.name, []).append((attrs, value))
+    return out
+
+
+def test_metrics_pushed_from_the_store_at_run_end(tmp_path: Path, receiver: Receiver) -> None:
+    before = len(receiver.metrics)
+    proc = cli(
+        tmp_path,
+        "run",
+        DOOMED,
+        "--agent",
+        "replay",
+        "--workdir",
+        "w",
+        "--no-wait",
+        **_otel(receiver),
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    (push,) = receiver.metrics[before:]
+    points = _points(push)
+    loops = dict((a["type"], v) for a, v in points["orchestrator_loops_detected"])
+    assert loops["task"] >= 1
+    assert sum(v for _, v in points["orchestrator_escalations"]) >= 1
+    assert sum(v for _, v in points["orchestrator_attempt_duration_seconds"]) >= 3
+    resource = {a.key: _value(a.value) for a in push.resource_metrics[0].resource.attributes}
+    assert resource["service.name"] == "orchestrator"
+
+
+def _poll(what: Any, timeout: float = 60) -> Any:
+    """`what()` once it is truthy (another process is getting there)."""
+    deadline = time.monotonic() + timeout
+    while not (value := what()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+    return value
+
+
+def _open_escalations(tmp: Path) -> list[Any] | None:
+    if not (tmp / "state.db").exists():
+        return None
+    with sqlite3.connect(tmp / "state.db") as conn:
+        try:
+            return conn.execute("SELECT id FROM escalations WHERE status = 'open'").fetchall()
+        except sqlite3.OperationalError:  # the schema is being made
+            return None
+
+
+def test_waiting_run_answered_from_another_process(tmp_path: Path, receiver: Receiver) -> None:
+    """--wait: one process asks and applies the answer; the escalation span is the task's child."""
+    proc = cli_popen(
+        tmp_path,
+        "run",
+        AMBIGUOUS,
+        "--agent",
+        "replay",
+        "--workdir",
+        "w",
+        "--wait",
+        **_otel(receiver),
+    )
+    try:
+        (esc_id,) = _poll(lambda: _open_escalations(tmp_path))[0]
+        assert cli(tmp_path, "answer", str(esc_id), "--recommended").returncode == 0
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _, trace_id, _ = _trace_of(tmp_path)
+    spans = receiver.spans(trace_id)
+    ids = _by_id(spans)
+    assert "orchestrator.resume" not in {s["name"] for s in spans}
+    (esc,) = [s for s in spans if s["name"] == "orchestrator.escalation"]
+    assert ids[esc["parent"]]["name"] == "orchestrator.task"
+    assert esc["attrs"]["escalation.response_kind"] == "recommended"
+    assert esc["attrs"]["escalation.wait_seconds"] > 0
+
+
+def test_interrupted_run_flushes_its_spans(tmp_path: Path, receiver: Receiver) -> None:
+    """SIGTERM mid-attempt: the run ends INTERRUPTED (exit 143) and its spans are exported."""
+    (tmp_path / "p.md").write_text("# P\n## Task 1.1: Slow\nDo it.\n")
+    (tmp_path / "p.replay.yaml").write_text("tasks:\n  '1.1':\n    - {output: done, delay: 60}\n")
+    proc = cli_popen(
+        tmp_path, "run", "p.md", "--agent", "replay", "--workdir", "w", **_otel(receiver)
+    )
+    try:
+        _poll(
+            lambda: (
+                (tmp_path / "runs").is_dir() and list((tmp_path / "runs").glob("*/1.1/attempt-1"))
+            )
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _, trace_id, _ = _trace_of(tmp_path)
+    spans = receiver.spans(trace_id)
+    (run,) = [s for s in spans if s["name"] == "orchestrator.run"]
+    assert run["attrs"]["orchestrator.run.status"] == "INTERRUPTED"
+    (attempt,) = [s for s in spans if s["name"] == "orchestrator.attempt"]
+    assert attempt["attrs"]["orchestrator.ended_by"] == "run_interrupted"

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.resources import Resource
+
     from orchestrator.config import Settings, TelemetryConfig
     from orchestrator.events import Observer
     from orchestrator.store import Store
@@ -67,6 +69,18 @@ def config_headers(
     return {k: v for k, v in config.headers.items() if k.strip().lower() not in named}
 
 
+EXPORT_TIMEOUT = 5.0
+"""Seconds one export may take, retries included, unless `OTEL_EXPORTER_OTLP_TIMEOUT` says: a
+dead collector delays the end of a run by at most this, per signal."""
+
+
+def timeout(signal: Signal, env: Mapping[str, str] | None = None) -> float | None:
+    """`EXPORT_TIMEOUT`, or None when the environment sets the exporter's timeout itself."""
+    env = os.environ if env is None else env
+    own = env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_TIMEOUT")
+    return None if own or env.get("OTEL_EXPORTER_OTLP_TIMEOUT") else EXPORT_TIMEOUT
+
+
 def service_name(config: TelemetryConfig, env: Mapping[str, str] | None = None) -> str | None:
     """The `service.name` to set, or None when the environment names it (`OTEL_SERVICE_NAME`,
     `service.name` in `OTEL_RESOURCE_ATTRIBUTES`): the SDK then takes it from there."""
@@ -77,6 +91,19 @@ def service_name(config: TelemetryConfig, env: Mapping[str, str] | None = None) 
     return config.service_name or DEFAULT_SERVICE
 
 
+def resource(config: TelemetryConfig) -> Resource:
+    """`service.name` (`OTEL_SERVICE_NAME` > `OTEL_RESOURCE_ATTRIBUTES` > `[telemetry]
+    service_name` > `orchestrator`), `service.version`, and what `OTEL_RESOURCE_ATTRIBUTES` adds."""
+    from opentelemetry.sdk.resources import SERVICE_NAME, SERVICE_VERSION, Resource
+
+    from orchestrator import __version__
+
+    attributes: dict[str, str] = {SERVICE_VERSION: __version__}
+    if (name := service_name(config)) is not None:
+        attributes[SERVICE_NAME] = name
+    return Resource.create(attributes)
+
+
 def observers(settings: Settings, store: Store, run_id: str) -> list[Observer]:
     """The telemetry observers this run's settings and environment ask for (none: nothing of
     OpenTelemetry is imported)."""
@@ -85,4 +112,8 @@ def observers(settings: Settings, store: Store, run_id: str) -> list[Observer]:
         from orchestrator.telemetry.traces import TracingObserver
 
         out.append(TracingObserver.create(settings.telemetry, store, run_id))
+    if enabled("metrics", settings.telemetry):
+        from orchestrator.telemetry.push import MetricsPush
+
+        out.append(MetricsPush(settings.telemetry, store))
     return out

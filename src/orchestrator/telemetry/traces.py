@@ -25,6 +25,7 @@ Agent and human text (questions, answers, reasons, gate commands) goes through
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import logging
 import time
@@ -34,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import SERVICE_NAME, SERVICE_VERSION, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, TraceFlags
@@ -75,8 +75,10 @@ META_KEY = "otel"
 """Where a run's stored settings keep its trace: `{"trace_id": hex, "span_id": hex}`."""
 
 
+@functools.lru_cache(maxsize=512)
 def text(value: str | None, limit: int = TEXT_CHARS) -> str:
-    """Agent or human text fit for a span: secrets out first (a cut secret would not match), then cut."""
+    """Agent or human text fit for a span: secrets out first (a cut secret would not match), then
+    cut. Remembered: a run repeats its reasons and titles, and redaction scans the environment."""
     return redact_text(value or "")[:limit]
 
 
@@ -92,14 +94,12 @@ def _attrs(**values: Any) -> dict[str, Any]:
 def provider_for(config: TelemetryConfig) -> TracerProvider:
     """A tracer provider of its own (never the global one: each run flushes and shuts its own),
     exporting over OTLP/HTTP in batches; the standard variables win over `config`."""
-    attributes: dict[str, Any] = {SERVICE_VERSION: __version__}
-    if (name := telemetry.service_name(config)) is not None:
-        attributes[SERVICE_NAME] = name
     exporter = OTLPSpanExporter(
         endpoint=telemetry.endpoint("traces", config),
         headers=telemetry.config_headers("traces", config) or None,
+        timeout=telemetry.timeout("traces"),
     )
-    provider = TracerProvider(resource=Resource.create(attributes), shutdown_on_exit=False)
+    provider = TracerProvider(resource=telemetry.resource(config), shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
 
