@@ -215,7 +215,7 @@ def test_paused_then_resumed_run_is_one_trace_with_a_long_escalation_span(
     assert esc["start"] < run["end"] < esc["end"] <= resumed["start"]  # spans the pause
 
 
-def test_loop_detected_span(tmp_path: Path, receiver: Receiver) -> None:
+def test_loop_detected_and_consultant_spans(tmp_path: Path, receiver: Receiver) -> None:
     proc = cli(
         tmp_path,
         "run",
@@ -225,6 +225,7 @@ def test_loop_detected_span(tmp_path: Path, receiver: Receiver) -> None:
         "--workdir",
         "w",
         "--no-wait",
+        "--consultant",
         **_otel(receiver),
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
@@ -242,6 +243,18 @@ def test_loop_detected_span(tmp_path: Path, receiver: Receiver) -> None:
     assert ids[loop["parent"]]["name"] == "orchestrator.task"
     failed = [s for s in spans if s["name"] == "orchestrator.gate" and s["status"] == 2]
     assert failed and all(s["attrs"]["process.exit.code"] != 0 for s in failed)
+    (consult,) = [s for s in spans if s["name"] == "orchestrator.consultant"]
+    assert ids[consult["parent"]]["name"] == "orchestrator.task"
+    assert consult["attrs"]["orchestrator.consultant.root_cause"]
+    assert consult["attrs"]["orchestrator.consultant.hints"]
+    third = next(
+        s
+        for s in spans
+        if s["name"] == "orchestrator.attempt" and s["attrs"]["orchestrator.attempt.number"] == 3
+    )
+    assert third["end"] <= consult["start"] <= consult["end"]  # it read the three failures
+    levels = [s for s in spans if "orchestrator.level_reached" in s["events"]]
+    assert levels and levels[0]["name"] == "orchestrator.task"
 
 
 def test_no_secret_in_any_exported_byte(tmp_path: Path, receiver: Receiver) -> None:
@@ -442,3 +455,30 @@ def test_interrupted_run_flushes_its_spans(tmp_path: Path, receiver: Receiver) -
     assert run["attrs"]["orchestrator.run.status"] == "INTERRUPTED"
     (attempt,) = [s for s in spans if s["name"] == "orchestrator.attempt"]
     assert attempt["attrs"]["orchestrator.ended_by"] == "run_interrupted"
+
+
+def test_the_standard_variables_win_over_the_telemetry_section() -> None:
+    from orchestrator import telemetry
+    from orchestrator.config import TelemetryConfig
+
+    cfg = TelemetryConfig(
+        otlp_endpoint="http://cfg:4318/", service_name="cfg", headers={"A": "1", "b": "2"}
+    )
+    assert not telemetry.enabled("traces", TelemetryConfig(), {})  # nothing set: off
+    assert telemetry.enabled("traces", cfg, {})
+    assert telemetry.endpoint("traces", cfg, {}) == "http://cfg:4318/v1/traces"
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://env:4318"}
+    assert telemetry.endpoint("metrics", cfg, env) == "http://env:4318/v1/metrics"
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = "http://own/path"
+    assert telemetry.endpoint("traces", cfg, env) == "http://own/path"
+    assert not telemetry.enabled("traces", cfg, {"OTEL_SDK_DISABLED": "True"})
+    assert not telemetry.enabled("traces", cfg, {"OTEL_TRACES_EXPORTER": "none"})
+    assert telemetry.enabled("metrics", cfg, {"OTEL_TRACES_EXPORTER": "none"})
+    assert telemetry.config_headers("traces", cfg, {"OTEL_EXPORTER_OTLP_HEADERS": "a=9"}) == {
+        "b": "2"
+    }
+    assert telemetry.service_name(cfg, {}) == "cfg"
+    assert telemetry.service_name(TelemetryConfig(), {}) == "orchestrator"
+    assert telemetry.service_name(cfg, {"OTEL_SERVICE_NAME": "env"}) is None  # the SDK reads it
+    assert telemetry.timeout("traces", {}) == telemetry.EXPORT_TIMEOUT
+    assert telemetry.timeout("traces", {"OTEL_EXPORTER_OTLP_TIMEOUT": "20"}) is None
