@@ -25,9 +25,9 @@ Agent and human text (questions, answers, reasons, gate commands) goes through
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -58,7 +58,7 @@ from orchestrator.events import (
     TaskStarted,
     Waiting,
 )
-from orchestrator.redaction import redact_text
+from orchestrator.redaction import known_secrets, redact_text
 
 if TYPE_CHECKING:
     from orchestrator.config import TelemetryConfig
@@ -73,13 +73,6 @@ TEXT_CHARS = 500
 """Any other text attribute (a reason, an answer, an error summary)."""
 META_KEY = "otel"
 """Where a run's stored settings keep its trace: `{"trace_id": hex, "span_id": hex}`."""
-
-
-@functools.lru_cache(maxsize=512)
-def text(value: str | None, limit: int = TEXT_CHARS) -> str:
-    """Agent or human text fit for a span: secrets out first (a cut secret would not match), then
-    cut. Remembered: a run repeats its reasons and titles, and redaction scans the environment."""
-    return redact_text(value or "")[:limit]
 
 
 def _ns(seconds: float) -> int:
@@ -140,6 +133,8 @@ class TracingObserver:
     """When each task's event before this one arrived (the consultant starts as the attempt ends)."""
     last_ns: dict[str, int] = field(default_factory=dict)
     closed: bool = False
+    secrets: dict[str, str] = field(default_factory=dict)
+    """The environment's credential variables, read once: redaction then scans only these."""
 
     @classmethod
     def create(cls, config: TelemetryConfig, store: Store, run_id: str) -> TracingObserver:
@@ -147,7 +142,14 @@ class TracingObserver:
 
     def __post_init__(self) -> None:
         self.tracer = self.provider.get_tracer("orchestrator", __version__)
+        values = set(known_secrets())
+        self.secrets = {k: v for k, v in os.environ.items() if v in values}
         atexit.register(self.close)
+
+    def text(self, value: str | None, limit: int = TEXT_CHARS) -> str:
+        """Agent or human text fit for a span: secrets out first (a cut secret would not match),
+        then cut."""
+        return redact_text(value or "", self.secrets)[:limit]
 
     # -- events -----------------------------------------------------------------------------------
     def notify(self, event: Event) -> None:
@@ -214,7 +216,7 @@ class TracingObserver:
             "orchestrator.task",
             self._segment_ctx(),
             attributes=_attrs(
-                orchestrator__task__id=e.task_id, orchestrator__task__title=text(e.title)
+                orchestrator__task__id=e.task_id, orchestrator__task__title=self.text(e.title)
             ),
             start_time=now,
         )
@@ -230,7 +232,7 @@ class TracingObserver:
             )
         )
         if e.status == "FAILED":
-            span.set_status(Status(StatusCode.ERROR, text(e.reason)))
+            span.set_status(Status(StatusCode.ERROR, self.text(e.reason)))
         span.end(now)
 
     def attempt_started(self, e: AttemptStarted, now: int) -> None:
@@ -253,7 +255,7 @@ class TracingObserver:
             "orchestrator.gate",
             trace.set_span_in_context(parent),
             attributes=_attrs(
-                orchestrator__gate__command=text(e.command),
+                orchestrator__gate__command=self.text(e.command),
                 process__exit__code=e.exit_code,
                 orchestrator__gate__passed=e.passed,
                 orchestrator__gate__duration_s=round(e.duration_s, 3),
@@ -261,7 +263,7 @@ class TracingObserver:
             start_time=now - _ns(e.duration_s),
         )
         if not e.passed:
-            span.set_status(Status(StatusCode.ERROR, text(e.summary, 200)))
+            span.set_status(Status(StatusCode.ERROR, self.text(e.summary, 200)))
         span.end(now)
 
     def attempt_finished(self, e: AttemptFinished, now: int) -> None:
@@ -281,8 +283,10 @@ class TracingObserver:
                 orchestrator__attempt__verdict=e.verdict,
                 orchestrator__attempt__outcome=e.outcome,
                 orchestrator__attempt__category=e.category,
-                orchestrator__attempt__reason=text(e.reason),
-                orchestrator__attempt__error=text(e.error_summary) if e.error_summary else None,
+                orchestrator__attempt__reason=self.text(e.reason),
+                orchestrator__attempt__error=self.text(e.error_summary)
+                if e.error_summary
+                else None,
                 process__exit__code=e.exit_code,
                 orchestrator__cost_usd=e.cost_usd,
                 gen_ai__usage__input_tokens=e.tokens_in,
@@ -293,7 +297,7 @@ class TracingObserver:
             )
         )
         if e.verdict == "failed":
-            span.set_status(Status(StatusCode.ERROR, text(e.error_summary or e.reason, 200)))
+            span.set_status(Status(StatusCode.ERROR, self.text(e.error_summary or e.reason, 200)))
         span.end(now)
 
     def loop_detected(self, e: LoopDetected, now: int) -> None:
@@ -304,7 +308,7 @@ class TracingObserver:
                 orchestrator__task__id=e.task_id,
                 orchestrator__loop__kind=e.kind,
                 orchestrator__loop__similarity=round(e.similarity, 4),
-                orchestrator__loop__reason=text(e.reason),
+                orchestrator__loop__reason=self.text(e.reason),
             ),
             start_time=now,
         )
@@ -312,7 +316,7 @@ class TracingObserver:
 
     def level_reached(self, e: LevelReached, now: int) -> None:
         self._task(e.task_id, now).add_event(
-            "orchestrator.level_reached", {"orchestrator.headline": text(e.headline)}, now
+            "orchestrator.level_reached", {"orchestrator.headline": self.text(e.headline)}, now
         )
 
     def consultant_acted(self, e: ConsultantActed, now: int) -> None:
@@ -321,12 +325,12 @@ class TracingObserver:
             trace.set_span_in_context(self._task(e.task_id, now)),
             attributes=_attrs(
                 orchestrator__task__id=e.task_id,
-                orchestrator__consultant__root_cause=text(e.root_cause),
-                orchestrator__consultant__hints=[text(h, 200) for h in e.hints],
+                orchestrator__consultant__root_cause=self.text(e.root_cause),
+                orchestrator__consultant__hints=[self.text(h, 200) for h in e.hints],
                 orchestrator__consultant__model=e.model,
                 orchestrator__consultant__reverted_to=e.reverted_to,
                 orchestrator__consultant__redo=list(e.redo),
-                orchestrator__consultant__trigger=text(str(e.trigger.get("reason") or "")),
+                orchestrator__consultant__trigger=self.text(str(e.trigger.get("reason") or "")),
             ),
             start_time=self._before(e.task_id, now),
         )
@@ -340,7 +344,7 @@ class TracingObserver:
             "orchestrator.escalation_opened",
             _attrs(
                 escalation__id=esc["id"],
-                escalation__question=text(esc["question"], QUESTION_CHARS),
+                escalation__question=self.text(esc["question"], QUESTION_CHARS),
                 escalation__level=esc["level"],
                 escalation__mode=e.mode,
             ),
@@ -355,11 +359,11 @@ class TracingObserver:
         attrs = _attrs(
             orchestrator__task__id=e.task_id,
             escalation__id=e.escalation_id,
-            escalation__response=text(e.response),
+            escalation__response=self.text(e.response),
             escalation__response_kind=e.kind,
             escalation__action=e.action,
             escalation__channel=e.channel,
-            escalation__responder=text(e.responder) if e.responder else None,
+            escalation__responder=self.text(e.responder) if e.responder else None,
             escalation__wait_seconds=round(
                 e.wait_s if e.wait_s is not None else (answered - opened) / 1e9, 3
             ),
@@ -369,9 +373,9 @@ class TracingObserver:
                 escalation__level=esc["level"],
                 escalation__category=esc["category"],
                 escalation__asker=esc["asker"],
-                escalation__question=text(esc["question"], QUESTION_CHARS),
-                escalation__options=[text(o, QUESTION_CHARS) for o in esc["options"]],
-                escalation__recommendation=text(esc["recommendation"])
+                escalation__question=self.text(esc["question"], QUESTION_CHARS),
+                escalation__options=[self.text(o, QUESTION_CHARS) for o in esc["options"]],
+                escalation__recommendation=self.text(esc["recommendation"])
                 if esc["recommendation"]
                 else None,
                 orchestrator__attempt__number=esc["attempt_number"],
@@ -388,7 +392,7 @@ class TracingObserver:
             attributes=_attrs(
                 orchestrator__task__id=e.task_id,
                 orchestrator__wait__until=e.until,
-                orchestrator__wait__reason=text(e.reason),
+                orchestrator__wait__reason=self.text(e.reason),
             ),
             start_time=now,
         )
