@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers import cli, status_json
+from tests.helpers import cli, needs_claude_binary, status_json
 
 from agent_cli_helpers import attempt, require_cli
 from orchestrator.agent_mcp import SERVER_NAME
 from orchestrator.agents.base import HumanQuestion, StatusReport
+from orchestrator.agents.claude import ClaudeAgent
 from orchestrator.agents.codex import CodexAgent
 from orchestrator.agents.gemini import GeminiAgent
-from orchestrator.agents.human_tool import STOP, question_of, reported
+from orchestrator.agents.human_tool import STOP, HumanChannel, question_of, reported
+from orchestrator.testing.anthropic import AnthropicServer, tool_result_text, tool_results
 from orchestrator.testing.gemini import GeminiServer, function_responses, user_texts
 from orchestrator.testing.openai_responses import ResponsesServer, function_outputs, input_texts
 from orchestrator.testing.script import McpCall, RecordedRequest, Text, ToolCall
@@ -66,7 +68,7 @@ class Codex:
         }
 
     @staticmethod
-    def agent(options: dict[str, Any]) -> CodexAgent | GeminiAgent:
+    def agent(options: dict[str, Any]) -> CodexAgent | GeminiAgent | ClaudeAgent:
         return CodexAgent(options)
 
     @staticmethod
@@ -96,7 +98,7 @@ class Gemini:
         }
 
     @staticmethod
-    def agent(options: dict[str, Any]) -> CodexAgent | GeminiAgent:
+    def agent(options: dict[str, Any]) -> CodexAgent | GeminiAgent | ClaudeAgent:
         return GeminiAgent(options)
 
     @staticmethod
@@ -108,8 +110,48 @@ class Gemini:
         return user_texts(req)
 
 
-CLIS = [pytest.param(Codex, id="codex"), pytest.param(Gemini, id="gemini")]
-Kind = type[Codex] | type[Gemini]
+class Claude:
+    """Claude Code, the binary bundled with claude-agent-sdk (the SDK's `mcp_servers`)."""
+
+    name = "claude"
+
+    @staticmethod
+    def server(script: list[Any]) -> AnthropicServer:
+        return AnthropicServer(script)
+
+    @staticmethod
+    def options(server: ScriptedServer, tmp: Path) -> dict[str, Any]:
+        assert isinstance(server, AnthropicServer)
+        return {"env": server.claude_code_env(tmp / "home")}
+
+    @staticmethod
+    def agent(options: dict[str, Any]) -> CodexAgent | GeminiAgent | ClaudeAgent:
+        return ClaudeAgent(options)
+
+    @staticmethod
+    def tool_results(req: RecordedRequest) -> list[str]:
+        return [tool_result_text(b) for b in tool_results(req)]
+
+    @staticmethod
+    def prompts(req: RecordedRequest) -> list[str]:
+        """The user's text blocks, without Claude Code's own `<system-reminder>` blocks."""
+        out: list[str] = []
+        for msg in req.body.get("messages") or []:
+            content = msg.get("content") if msg.get("role") == "user" else None
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            for b in blocks or []:
+                text = str(b.get("text", "")) if b.get("type") == "text" else ""
+                if text.strip() and not text.lstrip().startswith("<system-reminder>"):
+                    out.append(text)
+        return out
+
+
+CLIS = [
+    pytest.param(Codex, id="codex"),
+    pytest.param(Gemini, id="gemini"),
+    pytest.param(Claude, id="claude", marks=[pytest.mark.claude, needs_claude_binary]),
+]
+Kind = type[Codex] | type[Gemini] | type[Claude]
 
 
 def asked_by(
@@ -192,6 +234,25 @@ def test_headless_ask_ends_the_attempt_then_the_same_session_resumes_with_the_an
     assert resumed.contains(QUESTION)  # the earlier ask_human call is in the session's history
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", CLIS)
+def test_the_first_turn_waits_for_a_slow_starting_server(
+    kind: Kind, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the server's start (it imports the MCP SDK) takes seconds; the agent
+    must not send its first model request without the tools (Codex does unless `required`)."""
+    real = HumanChannel.server_argv
+    slow = 'sleep 3; exec "$0" "$@"'
+    monkeypatch.setattr(HumanChannel, "server_argv", lambda self: ["sh", "-c", slow, *real(self)])
+    with kind.server([ASK, Text("Added an in-memory cache.")]) as server:
+        ctx, _ = attempt(tmp_path, PROMPT)
+        asked, ctx.ask_human = asked_by("In-memory")
+        result = kind.agent(kind.options(server, tmp_path)).run(ctx)
+    assert result.error is None, result.error
+    assert [q.question for q in asked] == [QUESTION]
+    assert "A human answered: In-memory" in kind.tool_results(server.model_requests[1])[0]
+
+
 # -- report_status is a structured signal -----------------------------------------------------
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("kind", CLIS)
@@ -256,7 +317,7 @@ def write_config(tmp: Path, kind: Kind, options: dict[str, Any]) -> dict[str, st
     from the runner's own environment instead (TOML has no None)."""
     env = {k: v for k, v in options["env"].items() if v is not None}
     lines = [f"[{kind.name}]"]
-    for key in ("cli_path", "base_url", "model"):
+    for key in [k for k in ("cli_path", "base_url", "model") if k in options]:
         lines.append(f"{key} = {json.dumps(options[key])}")
     lines.append("env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }")
     (tmp / "orchestrator.toml").write_text("\n".join(lines) + "\n")
@@ -307,4 +368,45 @@ def make_write(kind: Kind, target: Path) -> ToolCall:
     """Each CLI's own file-writing tool call."""
     if kind is Codex:
         return ToolCall("exec_command", {"cmd": f"printf 'CACHE = {{}}\\n' > {target.name}"})
+    if kind is Claude:
+        return ToolCall("Write", {"file_path": str(target), "content": "CACHE = {}\n"})
     return ToolCall("write_file", {"file_path": target.name, "content": "CACHE = {}\n"})
+
+
+@pytest.mark.timeout(120)
+def test_run_wait_a_human_answering_from_another_process_reaches_the_live_codex_session(
+    tmp_path: Path,
+) -> None:
+    from tests.helpers import cli_popen
+    from tests.test_claude_scenarios import finish, wait_for_escalation
+
+    target = tmp_path / "work" / "cache.py"
+    path = write_plan(tmp_path)
+    with Codex.server([ASK]) as server:
+        server.add(make_write(Codex, target), Text("Added an in-memory cache."))
+        blank = write_config(tmp_path, Codex, Codex.options(server, tmp_path))
+        runner = cli_popen(
+            tmp_path, "run", str(path), "--agent", "codex", "--workdir", "work", "--wait", **blank
+        )
+        try:
+            try:
+                esc = wait_for_escalation(tmp_path, runner, timeout=90)
+            except AssertionError:
+                server.dump_requests(tmp_path / "requests.jsonl")
+                raise
+            assert esc["question"] == QUESTION and esc["detail"]["live"] is True
+            assert len(server.model_requests) == 1  # the session waits on the tool call
+            ans = cli(tmp_path, "answer", str(esc["id"]), "--option", "B")
+            assert ans.returncode == 0, ans.stdout + ans.stderr
+            code, out, err = finish(runner, timeout=90)
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+    assert code == 0, f"{out}\n{err}"
+    assert "Task 1.1: COMPLETED" in out
+    [answered] = Codex.tool_results(server.model_requests[1])
+    assert "A human answered: In-memory" in answered
+    assert target.read_text() == "CACHE = {}\n"
+    attempts = status_json(tmp_path)["attempts"]
+    assert len(attempts) == 1 and attempts[0]["verdict"] == "completed"
+    assert len({r.headers.get("thread-id") for r in server.model_requests}) == 1

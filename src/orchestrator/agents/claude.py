@@ -41,6 +41,7 @@ from orchestrator.agents.base import (
     AttemptContext,
     HumanQuestion,
 )
+from orchestrator.agents.human_tool import HumanChannel, claude_servers
 from orchestrator.interpret.model import WHY
 from orchestrator.models import ConfigError, UserError
 from orchestrator.policy import CommandPolicy, PolicyHit, is_approval
@@ -320,19 +321,18 @@ class ClaudeAgent:
         ctx.artifacts.mkdir(parents=True, exist_ok=True)
         path = ctx.artifacts / "transcript.jsonl"
         started = time.monotonic()
-        with path.open("w", encoding="utf-8") as transcript:
+        with path.open("w", encoding="utf-8") as transcript, HumanChannel(ctx, self.name) as hc:
             state = _Attempt(ctx, transcript)
+            opts = {**opts, "mcp_servers": claude_servers(hc)}  # ask_human, report_status
             try:
                 anyio.run(self._session, ctx, opts, state)
                 crash: str | None = None
-            except (
-                Exception
-            ) as e:  # the SDK or the binary failed: an agent error, not a crash of ours
+            except Exception as e:  # the SDK or the binary failed: an agent error, not ours
                 crash = _crash_message(e, state.stderr)
                 state.record("orchestrator", {"event": "error", "error": crash})
                 if state.result is not None and _is_exit_after_result(e):
                     crash = None  # the CLI exits non-zero after an error result it already sent
-        return self._result(state, path, time.monotonic() - started, crash)
+        return hc.apply(self._result(state, path, time.monotonic() - started, crash))
 
     def _options(self, ctx: AttemptContext, opts: Mapping[str, Any], state: _Attempt) -> Any:
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
@@ -386,6 +386,7 @@ class ClaudeAgent:
             "permission_mode": opts.get("permission_mode") or "default",
             "allowed_tools": allowed,
             "disallowed_tools": list(opts.get("disallowed_tools") or []),
+            "mcp_servers": opts.get("mcp_servers") or {},
             "env": env,
             "stderr": lambda line: _keep_tail(state.stderr, line),
         }

@@ -215,6 +215,7 @@ def codex_config(channel: HumanChannel) -> dict[str, Any]:
         f"{prefix}.startup_timeout_sec": STARTUP_TIMEOUT_S,
         f"{prefix}.tool_timeout_sec": TOOL_TIMEOUT_S,
         f"{prefix}.default_tools_approval_mode": "approve",
+        f"{prefix}.required": True,  # else the first turn goes out before the server is up
     }
 
 
