@@ -410,3 +410,26 @@ def test_run_wait_a_human_answering_from_another_process_reaches_the_live_codex_
     attempts = status_json(tmp_path)["attempts"]
     assert len(attempts) == 1 and attempts[0]["verdict"] == "completed"
     assert len({r.headers.get("thread-id") for r in server.model_requests}) == 1
+
+
+@pytest.mark.timeout(90)
+def test_run_a_blocked_report_escalates_whatever_the_final_text_says(tmp_path: Path) -> None:
+    blocked = McpCall(
+        SERVER_NAME,
+        "report_status",
+        {"status": "blocked", "summary": "The staging database password is not in the vault."},
+    )
+    path = write_plan(tmp_path)
+    (tmp_path / "work" / "cache.py").write_text("CACHE = {}\n")  # the gate passes
+    with Gemini.server([blocked, Text("All done!")]) as server:
+        blank = write_config(tmp_path, Gemini, Gemini.options(server, tmp_path))
+        run = "run", str(path), "--agent", "gemini", "--workdir", "work", "--no-wait"
+        proc = cli(tmp_path, *run, timeout=80, **blank)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    [esc] = json.loads(cli(tmp_path, "escalations", "--json").stdout)
+    assert esc["question"] == (
+        "The agent reports it is blocked: The staging database password is not in the vault."
+    )
+    assert esc["why"] == "The agent reports it is blocked and cannot continue on its own."
+    assert esc["detail"]["source"] == "marker"
+    assert status_json(tmp_path)["attempts"][0]["verdict"] == "needs_human"
