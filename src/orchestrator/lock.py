@@ -17,17 +17,23 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 
 from orchestrator.agents import process
 from orchestrator.models import UserError
 from orchestrator.schema import attempts, runs
-from orchestrator.storebase import StoreBase
+from orchestrator.storebase import StoreBase, hot
 
 if TYPE_CHECKING:
     pass
 
 logger = logging.getLogger("orchestrator.lock")
+
+_OPEN = attempts.c.verdict.is_(None)
+_RECORD_GROUP = update(attempts).where(attempts.c.run_id == bindparam("w_run"), _OPEN)
+_RECORD_GROUP_OF = _RECORD_GROUP.where(
+    attempts.c.task_id == bindparam("w_task"), attempts.c.number == bindparam("w_number")
+)
 
 
 class RunLocked(UserError):
@@ -139,28 +145,36 @@ class RunLock(StoreBase):
         """What every process started for this run carries in its environment (`process.reap`)."""
         return f"{run_id}@{hashlib.sha256(self.url.encode()).hexdigest()[:10]}"
 
-    def record_process(self, run_id: str, pgid: int) -> None:
+    def record_process(
+        self, run_id: str, pgid: int, attempt: tuple[str, int] | None = None
+    ) -> None:
         """The process group the open attempt just started, with its leader's stamp, so a runner
-        killed from here on leaves it findable."""
-        stmt = (
-            update(attempts)
-            .where(attempts.c.run_id == run_id, attempts.c.verdict.is_(None))
-            .values(pgid=pgid, pgid_started=process.stamp(pgid))
-        )
+        killed from here on leaves it findable. `attempt` (task id, number) names that attempt
+        (one row by its key); without it, every attempt of the run still open."""
+        params: dict[str, Any] = {
+            "w_run": run_id,
+            "pgid": pgid,
+            "pgid_started": process.stamp(pgid),
+        }
+        stmt = _RECORD_GROUP
+        if attempt is not None:
+            stmt = _RECORD_GROUP_OF
+            params |= {"w_task": attempt[0], "w_number": attempt[1]}
         if not self.url.startswith("sqlite"):
             with self.tx() as conn:
-                conn.execute(stmt)
+                hot(conn, stmt, params)
             return
         # Only a runner's own death must not lose this row, and SQLite's WAL keeps a commit through
         # that without a sync; the fsync of a durable commit would be a third one per attempt.
         with self.engine.connect() as conn:
-            conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+            driver = conn.connection.driver_connection  # the PRAGMAs open no transaction
+            assert driver is not None
+            driver.execute("PRAGMA synchronous=NORMAL")
             try:
-                conn.execute(stmt)
-                conn.commit()
+                with conn.begin():
+                    hot(conn, stmt, params)
             finally:
-                conn.exec_driver_sql("PRAGMA synchronous=FULL")
-                conn.commit()
+                driver.execute("PRAGMA synchronous=FULL")
 
     def reap_processes(self, run_id: str) -> list[int]:
         """Kill what a cut-off runner started that still runs: the groups of attempts without a

@@ -137,6 +137,7 @@ class Runner:
         self.spent = 0.0
         self.current: str | None = None
         """The task whose step is under way (questions asked mid-attempt belong to it)."""
+        self.attempt_key: tuple[str, int] | None = None  # processes started are recorded on it
 
     # -- the loop -------------------------------------------------------------------------------
     def execute(self, *, resumed: bool = False) -> RunOutcome:
@@ -149,7 +150,7 @@ class Runner:
         mark = self.store.process_mark(self.run_id)
         with terminated_as_interrupt():
             try:
-                with supervised(mark, lambda pid: self.store.record_process(self.run_id, pid)):
+                with supervised(mark, self.record_process):
                     self.ingest_decision_files()  # a bad one fails before anything is recorded
                     self.start(resumed)
                     try:
@@ -225,6 +226,9 @@ class Runner:
             ):
                 return task
         return None
+
+    def record_process(self, pgid: int) -> None:
+        self.store.record_process(self.run_id, pgid, self.attempt_key)
 
     def exit_code(self) -> int:
         statuses = self.statuses.values()
@@ -347,6 +351,7 @@ class Runner:
         number = self.store.begin_attempt(
             self.run_id, task.id, self.folder / task.id, self.agent.name, model
         )
+        self.attempt_key = (task.id, number)
         self.emit(AttemptStarted(self.run_id, task.id, number, self.agent.name, model))
         adir = self.folder / task.id / f"attempt-{number}"
         adir.mkdir(parents=True, exist_ok=True)
@@ -375,7 +380,8 @@ class Runner:
             ask_human=self.ask_now if self.mode != "no-wait" else None,
         )
         result = self.call_agent(ctx)
-        (adir / "output.txt").write_text(result.output, encoding="utf-8")
+        if result.transcript_path != adir / "output.txt":  # the command agent wrote it, whole
+            (adir / "output.txt").write_text(result.output, encoding="utf-8")
         checks = [] if result.question else self.gates(task, number, gates, adir)
         state = TaskState(failures, row["level"], row["level_attempts"])
         d = self.judge.decide(task, result, checks, state, max_attempts=self.attempt_cap(task))
@@ -391,6 +397,7 @@ class Runner:
                     for g in checks
                 ],
             },
+            atomic=False,
         )
         return d.outcome, Finished(
             number, d, result, self.agent.name, model, self.attempt_cap(task), row

@@ -18,6 +18,8 @@ from typing import Any, cast
 from sqlalchemy import (
     Connection,
     Engine,
+    Float,
+    bindparam,
     create_engine,
     event,
     func,
@@ -41,9 +43,32 @@ from orchestrator.models import Plan, TaskStatus, UserError
 from orchestrator.redaction import redact_text
 from orchestrator.rows import AttemptRow, RunRow, TaskRow
 from orchestrator.schema import attempts, events, runs, tasks
+from orchestrator.storebase import hot, rows
 from orchestrator.storefile import check_sqlite_file, open_error
 
 Row = dict[str, Any]
+
+# What every attempt executes, built once (see storebase). Columns to set come from the keys of
+# the parameters; the WHERE parameters are prefixed `w_` so they never collide with a column.
+_TASK = select(tasks).where(
+    tasks.c.run_id == bindparam("run_id"), tasks.c.task_id == bindparam("task_id")
+)
+_UPDATE_TASK = update(tasks).where(
+    tasks.c.run_id == bindparam("w_run"), tasks.c.task_id == bindparam("w_task")
+)
+_LAST_NUMBER = select(func.coalesce(func.max(attempts.c.number), 0)).where(
+    attempts.c.run_id == bindparam("run_id"), attempts.c.task_id == bindparam("task_id")
+)
+_INSERT_ATTEMPT = insert(attempts)
+_FINISH_ATTEMPT = (
+    update(attempts)
+    .where(
+        attempts.c.run_id == bindparam("w_run"),
+        attempts.c.task_id == bindparam("w_task"),
+        attempts.c.number == bindparam("w_number"),
+    )
+    .values(duration_s=bindparam("w_ended", type_=Float) - attempts.c.started_at)
+)
 
 
 def default_url(base: Path | None = None) -> str:
@@ -168,20 +193,22 @@ class Store(RunLock, EscalationTable):
                     updated_at=now,
                 )
             )
-            for seq, task in enumerate(plan.tasks):
-                conn.execute(
-                    insert(tasks).values(
-                        run_id=run_id,
-                        task_id=task.id,
-                        seq=seq,
-                        title=task.title,
-                        status=TaskStatus.PENDING.value,
-                        attempts_since_resume=0,
-                        level=0,
-                        level_attempts=0,
-                        updated_at=now,
-                    )
-                )
+            task_rows = [
+                {
+                    "run_id": run_id,
+                    "task_id": task.id,
+                    "seq": seq,
+                    "title": task.title,
+                    "status": TaskStatus.PENDING.value,
+                    "attempts_since_resume": 0,
+                    "level": 0,
+                    "level_attempts": 0,
+                    "updated_at": now,
+                }
+                for seq, task in enumerate(plan.tasks)
+            ]
+            if task_rows:  # one executemany: a statement per task costs ~0.1 ms each
+                conn.execute(insert(tasks), task_rows)
             self._event(
                 conn,
                 run_id,
@@ -247,13 +274,8 @@ class Store(RunLock, EscalationTable):
 
     def task(self, run_id: str, task_id: str) -> TaskRow:
         with self.engine.connect() as conn:
-            r = (
-                conn.execute(
-                    select(tasks).where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
-                )
-                .mappings()
-                .first()
-            )
+            found = rows(hot(conn, _TASK, {"run_id": run_id, "task_id": task_id}))
+        r = found[0] if found else None
         if r is None:
             raise UserError(f"run {run_id} has no task {task_id!r}")
         return self._task_row(r)
@@ -280,11 +302,8 @@ class Store(RunLock, EscalationTable):
     def _update_task(conn: Connection, run_id: str, task_id: str, **values: Any) -> None:
         if "status" in values and isinstance(values["status"], TaskStatus):
             values["status"] = values["status"].value
-        conn.execute(
-            update(tasks)
-            .where(tasks.c.run_id == run_id, tasks.c.task_id == task_id)
-            .values(updated_at=time.time(), **storable(values))
-        )
+        params = {"w_run": run_id, "w_task": task_id, "updated_at": time.time()}
+        hot(conn, _UPDATE_TASK, params | storable(values))
 
     # -- attempts -------------------------------------------------------------------------------
     def begin_attempt(
@@ -292,24 +311,19 @@ class Store(RunLock, EscalationTable):
     ) -> int:
         """Record the attempt before the agent starts, so a crash mid-attempt is visible afterwards."""
         with self.tx() as conn:
-            n = (
-                conn.execute(
-                    select(func.coalesce(func.max(attempts.c.number), 0)).where(
-                        attempts.c.run_id == run_id, attempts.c.task_id == task_id
-                    )
-                ).scalar_one()
-                + 1
-            )
-            conn.execute(
-                insert(attempts).values(
-                    run_id=run_id,
-                    task_id=task_id,
-                    number=n,
-                    started_at=time.time(),
-                    artifact_dir=str(artifact_dir / f"attempt-{n}"),
-                    agent=agent,
-                    model=model,
-                )
+            key = {"run_id": run_id, "task_id": task_id}
+            n = int(hot(conn, _LAST_NUMBER, key).fetchone()[0]) + 1
+            hot(
+                conn,
+                _INSERT_ATTEMPT,
+                key
+                | {
+                    "number": n,
+                    "started_at": time.time(),
+                    "artifact_dir": str(artifact_dir / f"attempt-{n}"),
+                    "agent": agent,
+                    "model": model,
+                },
             )
             self._update_task(conn, run_id, task_id, status=TaskStatus.RUNNING.value)
             self._event(conn, run_id, "attempt_started", {"attempt": n, "agent": agent}, task_id)
@@ -333,19 +347,10 @@ class Store(RunLock, EscalationTable):
         with self.tx() as conn:
             if attempt is not None:
                 number, verdict, values = attempt
-                where = (
-                    attempts.c.run_id == run_id,
-                    attempts.c.task_id == task_id,
-                    attempts.c.number == number,
-                )
-                started = conn.execute(select(attempts.c.started_at).where(*where)).scalar_one()
-                conn.execute(
-                    update(attempts)
-                    .where(*where)
-                    .values(
-                        verdict=verdict, ended_at=now, duration_s=now - started, **storable(values)
-                    )
-                )
+                where = {"w_run": run_id, "w_task": task_id, "w_number": number, "w_ended": now}
+                params = where | {"verdict": verdict, "ended_at": now} | storable(values)
+                if hot(conn, _FINISH_ATTEMPT, params).rowcount != 1:
+                    raise LookupError(f"run {run_id} has no attempt {number} of task {task_id}")
             if task_values:
                 self._update_task(conn, run_id, task_id, **task_values)
             self._event(conn, run_id, event_kind, payload, task_id)
