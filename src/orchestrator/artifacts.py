@@ -60,9 +60,17 @@ def run_folder(settings_json: dict[str, Any], run_id: str) -> Path:
     return Path(settings_json.get("state_dir") or home_dir()) / "runs" / run_id
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Written to a temporary file and renamed, so a reader never sees half a file."""
+def write_json(path: Path, data: Any, *, atomic: bool = True) -> None:
+    """Written to a temporary file and renamed, so a reader never sees half a file.
+
+    `atomic=False` writes a new file in an existing folder in place: evidence beside a recorded
+    state (an attempt's `decision.json`), where a crash mid-write may leave it short but never
+    loses anything, and one file created costs less than a temporary one and its rename."""
+    text = json.dumps(data, indent=2, default=str) + "\n"
+    if not atomic:
+        path.write_text(text, encoding="utf-8")
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

@@ -19,12 +19,20 @@ PLACEHOLDERS = ("prompt_file", "workdir", "task_id")
 
 def render_argv(template: str, values: dict[str, str]) -> list[str]:
     """Split the template first, then fill each argument: a value with spaces stays one argument."""
+    return fill(split_template(template), values, template)
+
+
+def split_template(template: str) -> list[str]:
     try:
         parts = shlex.split(template)
     except ValueError as exc:
         raise UserError(f"--agent-cmd {_shown(template)}: {exc}; fix the quoting") from None
     if not parts:
         raise UserError("--agent-cmd is empty; give the command that runs your agent")
+    return parts
+
+
+def fill(parts: list[str], values: dict[str, str], template: str) -> list[str]:
     out = []
     for part in parts:
         try:
@@ -53,7 +61,8 @@ class CommandAgent:
     options_model = CommandOptions
 
     def __init__(self, template: str) -> None:
-        render_argv(template, dict.fromkeys(PLACEHOLDERS, "x"))  # fail at start, not mid-run
+        self.parts = split_template(template)  # once: not per attempt
+        fill(self.parts, dict.fromkeys(PLACEHOLDERS, "x"), template)  # fail at start, not mid-run
         self.template = template
 
     @classmethod
@@ -65,13 +74,14 @@ class CommandAgent:
         return cls(settings.agent_cmd)
 
     def run(self, ctx: AttemptContext) -> AgentResult:
-        argv = render_argv(
-            self.template,
+        argv = fill(
+            self.parts,
             {
                 "prompt_file": str(ctx.prompt_file),
                 "workdir": str(ctx.workdir),
                 "task_id": ctx.task.id,
             },
+            self.template,
         )
         started = time.monotonic()
 
@@ -83,7 +93,7 @@ class CommandAgent:
             proc = run_process(
                 argv,
                 cwd=ctx.workdir,
-                stdout_path=ctx.artifacts / "stdout.log",
+                stdout_path=ctx.artifacts / "output.txt",  # its output, whole: the runner's file
                 stderr_path=ctx.artifacts / "stderr.log",
                 timeout=ctx.timeout,
                 on_line=line,
