@@ -3,6 +3,7 @@ and a summary table at the end. Nothing here decides anything."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.emoji import Emoji
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
@@ -18,6 +20,21 @@ from rich.text import Text
 from orchestrator.agents.base import AgentEvent
 
 INDENT = " " * 11
+_TAG = re.compile(r"(\\*)\[([a-z#/@][^[]*?)]")
+"""A markup tag with the backslashes before it (rich.markup's RE_TAGS)."""
+
+
+def plain(markup: str) -> str:
+    """`Text.from_markup(markup).plain` without building styled text (~5 µs instead of ~30):
+    tags dropped, escaped brackets kept, emoji codes replaced, as rich.markup.render does."""
+    out, pos = [], 0
+    for m in _TAG.finditer(markup):
+        out.append(markup[pos : m.start()].replace("\\[", "["))
+        backslashes, escaped = divmod(len(m.group(1)), 2)
+        out.append("\\" * backslashes + (f"[{m.group(2)}]" if escaped else ""))
+        pos = m.end()
+    out.append(markup[pos:].replace("\\[", "["))
+    return Emoji.replace("".join(out))
 
 
 def fmt_duration(seconds: float | None) -> str:
@@ -77,7 +94,7 @@ class Reporter:
             if not self.console.quiet:
                 self.console.print(markup)
             return
-        self.console.file.write(Text.from_markup(markup).plain + "\n")
+        self.console.file.write(plain(markup) + "\n")
 
     def task_started(self, task_id: str, title: str) -> None:
         self.line(f"[bold]Task {escape(task_id)}[/bold]: {escape(title)}")
@@ -131,6 +148,20 @@ class Reporter:
             self.note(f"Guidance: {guidance[:300]}", "cyan")
 
     def summary(self, rows: list[dict[str, Any]], total_s: float) -> None:
+        """A table on a terminal; off one, the same columns as plain aligned text (a Rich table
+        costs ~0.4 ms a row to lay out: 0.4 s at the end of a 1,000-task run, for a log file)."""
+        if self.console.quiet:
+            return
+        cost = (
+            sum(r["cost_usd"] or 0 for r in rows)
+            if any(r["cost_usd"] is not None for r in rows)
+            else None
+        )
+        total = ["", "total", "", str(sum(r["attempts"] for r in rows)), fmt_duration(total_s)]
+        total.append(fmt_cost(cost))
+        if not self.console.is_terminal:
+            self._plain_summary(rows, total)
+            return
         table = Table(title="Run summary", title_justify="left")
         for col in ("Task", "Title", "Status", "Attempts", "Duration", "Cost"):
             table.add_column(
@@ -154,19 +185,33 @@ class Reporter:
                 fmt_duration(r["duration_s"]),
                 fmt_cost(r["cost_usd"]),
             )
-        cost = (
-            sum(r["cost_usd"] or 0 for r in rows)
-            if any(r["cost_usd"] is not None for r in rows)
-            else None
-        )
         table.add_section()
-        table.add_row(
-            "",
-            "total",
-            "",
-            str(sum(r["attempts"] for r in rows)),
-            fmt_duration(total_s),
-            fmt_cost(cost),
-        )
+        table.add_row(*total)
         self.console.print()
         self.console.print(table)
+
+    def _plain_summary(self, rows: list[dict[str, Any]], total: list[str]) -> None:
+        cells = [
+            [
+                r["task_id"],
+                r["title"][:50],
+                r["status"],
+                str(r["attempts"]),
+                fmt_duration(r["duration_s"]),
+                fmt_cost(r["cost_usd"]),
+            ]
+            for r in rows
+        ]
+        head = ["Task", "Title", "Status", "Attempts", "Duration", "Cost"]
+        widths = [max(len(c[i]) for c in [head, *cells, total]) for i in range(len(head))]
+
+        def line(c: list[str]) -> str:
+            left = (c[i].ljust(widths[i]) for i in range(3))
+            right = (c[i].rjust(widths[i]) for i in range(3, 6))
+            return "  ".join([*left, *right]).rstrip()
+
+        rule = "  ".join("-" * w for w in widths)
+        body = [line(c) for c in cells]
+        self.console.file.write(
+            "\n".join(["", "Run summary", line(head), rule, *body, rule, line(total)]) + "\n"
+        )
