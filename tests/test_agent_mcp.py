@@ -433,3 +433,71 @@ def test_run_a_blocked_report_escalates_whatever_the_final_text_says(tmp_path: P
     assert esc["why"] == "The agent reports it is blocked and cannot continue on its own."
     assert esc["detail"]["source"] == "marker"
     assert status_json(tmp_path)["attempts"][0]["verdict"] == "needs_human"
+
+
+# -- the channel and the Gemini home, without a CLI ------------------------------------------
+def test_the_channel_answers_over_its_socket_and_refuses_bad_calls(tmp_path: Path) -> None:
+    from orchestrator.agent_mcp import call
+
+    ctx, seen = attempt(tmp_path, PROMPT)
+    asked: list[HumanQuestion] = []
+    channel = HumanChannel(ctx, "codex")
+
+    def nobody(q: HumanQuestion) -> None:
+        assert channel.waiting  # the clock an attempt timeout should not count runs
+        asked.append(q)
+
+    ctx.ask_human = nobody
+    with channel:
+        sock = channel.socket_path
+        assert len(sock) < 100 and oct(Path(sock).parent.stat().st_mode)[-3:] == "700"
+        assert call(sock, "ask_human", {"question": "First?"}) == STOP
+        assert call(sock, "ask_human", {"question": "Second?"}) == STOP
+        with pytest.raises(RuntimeError, match="status must be one of completed, blocked"):
+            call(sock, "report_status", {"status": "done", "summary": "x"})
+        with pytest.raises(RuntimeError, match="unknown tool 'rm'"):
+            call(sock, "rm", {})
+        assert call(sock, "report_status", {"status": "Failed", "summary": " tests fail "}) == (
+            "Status recorded."
+        )
+    assert not Path(sock).parent.exists()  # the private folder is gone with the attempt
+    assert not channel.waiting and channel.waited() > 0
+    assert [q.question for q in asked] == ["First?", "Second?"]
+    assert channel.question is not None and channel.question.question == "First?"
+    assert channel.status == StatusReport("failed", "tests fail")
+    assert [e.kind for e in seen] == ["question", "question", "status"]
+    log = (ctx.artifacts / "human-tool.jsonl").read_text().splitlines()
+    assert [json.loads(line)["tool"] for line in log] == [
+        "ask_human",
+        "ask_human",
+        "report_status",
+        "rm",
+        "report_status",
+    ]
+
+
+def test_the_gemini_home_keeps_the_users_settings_and_links_the_rest(tmp_path: Path) -> None:
+    from orchestrator.agents.human_tool import gemini_home
+
+    real = tmp_path / "real"
+    (real / ".gemini" / "tmp" / "work").mkdir(parents=True)
+    (real / ".gemini" / "oauth_creds.json").write_text("{}")
+    settings = (
+        '{\n  // the user\'s own\n  "security": {"auth": {"selectedType": "oauth-personal"}},\n'
+        '  /* theirs */ "mcpServers": {"docs": {"command": "docs-mcp", "args": ["//not-a-comment"]}}\n}'
+    )
+    (real / ".gemini" / "settings.json").write_text(settings)
+    ctx, _ = attempt(tmp_path, PROMPT)
+    with HumanChannel(ctx, "gemini") as channel:
+        env = gemini_home(channel, {"GEMINI_CLI_HOME": str(real)})
+        own = Path(env["GEMINI_CLI_HOME"]) / ".gemini"
+        merged = json.loads((own / "settings.json").read_text())
+        assert merged["security"] == {"auth": {"selectedType": "oauth-personal"}}
+        assert merged["mcpServers"]["docs"] == {"command": "docs-mcp", "args": ["//not-a-comment"]}
+        ours = merged["mcpServers"]["orchestrator"]
+        assert ours["args"][-2:] == ["--socket", channel.socket_path] and ours["trust"] is True
+    assert own.is_relative_to(ctx.artifacts)
+    assert (own / "tmp").resolve() == (real / ".gemini" / "tmp").resolve()
+    assert (own / "oauth_creds.json").is_symlink()
+    assert (real / ".gemini" / "settings.json").read_text() == settings  # untouched
+    assert (real / ".gemini" / "history").is_dir()

@@ -25,6 +25,7 @@ import socketserver
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -66,6 +67,7 @@ class HumanChannel:
         self._folder: str | None = None
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._lock = threading.Lock()
+        self._asking, self._since, self._waited = 0, 0.0, 0.0
 
     @property
     def socket_path(self) -> str:
@@ -109,6 +111,7 @@ class HumanChannel:
 
     # -- calls ------------------------------------------------------------------------------------
     def _serve(self, line: bytes, out: Any) -> None:
+        tool, args = "?", {}
         try:
             request = json.loads(line)
             tool, args = str(request.get("tool")), dict(request.get("args") or {})
@@ -118,8 +121,8 @@ class HumanChannel:
                 reply = {"text": self.report(args)}
             else:
                 reply = {"error": f"unknown tool {tool!r}"}
-        except (ValueError, TypeError, AttributeError) as e:
-            tool, args, reply = "?", {}, {"error": f"bad request: {e}"}
+        except (ValueError, TypeError, AttributeError) as e:  # the tool's error, for the model
+            reply = {"error": str(e) if tool != "?" else f"bad request: {e}"}
         self._log({"tool": tool, "args": args, **reply})
         out.write(json.dumps(reply).encode() + b"\n")
         out.flush()
@@ -129,15 +132,38 @@ class HumanChannel:
         self._emit(AgentEvent("question", f"Asking: {q.question}", {"category": q.category}))
         answer = None
         if self.ctx.ask_human is not None:
+            self._clock(+1)
             try:
                 answer = self.ctx.ask_human(q)
             except Exception as e:  # a broken panel must not break the attempt: nobody answered
                 self._log({"event": "ask_human_failed", "error": repr(e)})
+            finally:
+                self._clock(-1)
         if answer is not None:
             return ANSWERED.format(answer=answer)
         with self._lock:
             self.question = self.question or q  # the first open question is the one asked
         return STOP
+
+    @property
+    def waiting(self) -> bool:
+        """True while a person is being asked (the agent waits on the tool call)."""
+        return self._asking > 0
+
+    def waited(self) -> float:
+        """Seconds spent asking a person so far (overlapping asks count once), which an attempt
+        timeout should not count: what a process deadline would add back."""
+        with self._lock:
+            now = time.monotonic() - self._since if self._asking else 0.0
+            return self._waited + now
+
+    def _clock(self, step: int) -> None:
+        with self._lock:
+            if step > 0 and self._asking == 0:
+                self._since = time.monotonic()
+            self._asking += step
+            if step < 0 and self._asking == 0:
+                self._waited += time.monotonic() - self._since
 
     def report(self, args: dict[str, Any]) -> str:
         status = str(args.get("status") or "").strip().lower()
