@@ -501,3 +501,13 @@ def test_the_gemini_home_keeps_the_users_settings_and_links_the_rest(tmp_path: P
     assert (own / "oauth_creds.json").is_symlink()
     assert (real / ".gemini" / "settings.json").read_text() == settings  # untouched
     assert (real / ".gemini" / "history").is_dir()
+
+
+def test_the_servers_categories_and_statuses_are_the_orchestrators() -> None:
+    from typing import get_args, get_type_hints
+
+    from orchestrator.agent_mcp import STATUSES, CategoryArg, StatusArg
+    from orchestrator.models import CATEGORIES
+
+    assert get_args(CategoryArg) == CATEGORIES
+    assert get_args(StatusArg) == STATUSES == get_args(get_type_hints(StatusReport)["status"])

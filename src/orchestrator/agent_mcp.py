@@ -91,8 +91,9 @@ def build_server(path: str) -> MCPServer:
         and could not). `summary`: a few sentences on what you did and what is left."""
         return call(path, "report_status", {"status": status, "summary": summary})
 
-    server.add_tool(ask_human, name="ask_human", structured_output=False)
-    server.add_tool(report_status, name="report_status", structured_output=False)
+    for fn in (ask_human, report_status):  # descriptions as one line each, as models read them
+        text = " ".join((fn.__doc__ or "").split())
+        server.add_tool(fn, name=fn.__name__, description=text, structured_output=False)
     return server
 
 
