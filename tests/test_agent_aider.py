@@ -88,7 +88,7 @@ def test_aider_resumes_its_chat_and_applies_a_search_replace_edit(tmp_path: Path
 
 
 @pytest.mark.timeout(180)
-def test_aider_bad_key_is_an_external_service_question(tmp_path: Path) -> None:
+def test_aider_bad_key_is_an_authentication_platform_error(tmp_path: Path) -> None:
     # OpenAI's own wording: litellm maps an `invalid_request_error` 401 without it to BadRequestError
     bad_key = Fail(401, message="Incorrect API key provided: test-key.")
     with ChatCompletionsServer([], when_exhausted=bad_key) as server:
@@ -98,7 +98,7 @@ def test_aider_bad_key_is_an_external_service_question(tmp_path: Path) -> None:
     assert result.exit_code == 0  # aider itself exits 0 after an API error
     assert result.error is not None and result.error.startswith("litellm.AuthenticationError")
     assert "Incorrect API key provided" in result.error
-    assert result.question is not None and result.question.category == "external_service"
+    assert result.platform is not None and result.platform.kind == "authentication"
     assert len(server.model_requests) == 1
     assert (ctx.workdir / "hello.py").read_text() == ""  # created empty, never edited
 

@@ -248,14 +248,21 @@ def test_held_command_with_nobody_waiting_stops_the_session(tmp_path: Path) -> N
 
 
 @real_claude
-@pytest.mark.parametrize(("fail", "status"), [(Fail(401), 401), (Fail(429, retry_after=60), 429)])
-def test_errors_retrying_cannot_fix_become_external_service_questions(
-    tmp_path: Path, fail: Fail, status: int
+@pytest.mark.parametrize(
+    ("fail", "status", "kind"),
+    [
+        (Fail(401), 401, "authentication"),
+        (Fail(429, retry_after=60), 429, "rate_limit"),
+        (Fail(529), 529, "overloaded"),
+    ],
+)
+def test_api_errors_become_platform_errors_of_their_kind(
+    tmp_path: Path, fail: Fail, status: int, kind: str
 ) -> None:
     with AnthropicServer([fail]) as server:
         result = Harness(tmp_path, server).run("Create hello.py")
-    assert result.question is not None and result.question.category == "external_service"
-    assert result.question.detail["api_error_status"] == status
+    assert result.platform is not None and result.platform.kind == kind
+    assert result.platform.status == status and result.question is None
     assert result.error and result.exit_code == 1
     assert result.session_id
 
@@ -373,7 +380,7 @@ def test_progress_summaries(tmp_path: Path) -> None:
     )
 
 
-def test_a_rejected_rate_limit_becomes_a_question_with_its_reset_time(tmp_path: Path) -> None:
+def test_a_rejected_rate_limit_is_a_usage_limit_with_its_reset_time(tmp_path: Path) -> None:
     """The rate_limit_event is only sent to subscription logins, so it is fed in directly here."""
     from claude_agent_sdk import RateLimitEvent, RateLimitInfo, ResultMessage
 
@@ -409,7 +416,6 @@ def test_a_rejected_rate_limit_becomes_a_question_with_its_reset_time(tmp_path: 
             state,
         )
     result = agent._result(state, tmp_path / "t.jsonl", 0.1, None)
-    assert result.question is not None and result.question.category == "external_service"
-    assert result.question.detail["retry_at"] == 1_900_000_000
-    assert result.question.recommendation == "Wait and retry"
+    assert result.platform is not None and result.platform.kind == "usage_limit"
+    assert result.platform.retry_at == 1_900_000_000 and result.question is None
     assert result.session_id == "s-1" and result.error == "API Error: Request rejected (429)"

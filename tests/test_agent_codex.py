@@ -74,7 +74,7 @@ def test_codex_resumes_the_same_thread_with_its_history(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_codex_bad_key_is_an_external_service_question(tmp_path: Path) -> None:
+def test_codex_bad_key_is_an_authentication_platform_error(tmp_path: Path) -> None:
     with ResponsesServer(
         [], when_exhausted=Fail(401, message="Incorrect API key provided")
     ) as server:
@@ -83,8 +83,7 @@ def test_codex_bad_key_is_an_external_service_question(tmp_path: Path) -> None:
 
     assert result.exit_code != 0
     assert result.error is not None and "401" in result.error
-    assert result.question is not None and result.question.category == "external_service"
-    assert result.question.detail["kind"] == "authentication"
+    assert result.platform is not None and result.platform.kind == "authentication"
     assert len(server.requests) >= 1
     assert not (ctx.workdir / "hello.py").exists()
 

@@ -71,15 +71,15 @@ def test_gemini_resumes_the_same_session_with_its_history(tmp_path: Path) -> Non
 
 
 @pytest.mark.timeout(180)
-def test_gemini_bad_key_is_an_external_service_question(tmp_path: Path) -> None:
+def test_gemini_bad_key_is_an_authentication_platform_error(tmp_path: Path) -> None:
     with GeminiServer([], when_exhausted=Fail(401, message="API key not valid.")) as server:
         ctx, _ = attempt(tmp_path, PROMPT)
         result = agent(server, tmp_path).run(ctx)
 
     assert result.exit_code == 401 % 256
     assert result.error is not None and "API key not valid" in result.error
-    assert result.question is not None and result.question.category == "external_service"
-    assert result.question.detail["kind"] == "authentication"
+    assert result.platform is not None and result.platform.kind == "authentication"
+    assert result.platform.spec.category == "external_service"
     assert len(server.model_requests) == 1  # the CLI does not retry a 401
     assert not (ctx.workdir / "hello.py").exists()
 

@@ -36,6 +36,7 @@ CASES: list[tuple[Outcome, bool, str | None, tuple[int, int, int], str | None, s
     ("escalate", True, "PAUSED_FOR_INTERVENTION", (3, 0, 3), "earlier answer", "ask_human"),
     ("escalate", False, "PAUSED_FOR_INTERVENTION", (2, 0, 2), "earlier answer", "ask_human"),
     ("wait", False, "PENDING", (2, 0, 2), "earlier answer", "sleep"),
+    ("backoff", False, "PENDING", (2, 0, 2), "earlier answer", "sleep"),
     ("budget_task", False, "PAUSED_FOR_INTERVENTION", (2, 0, 2), "earlier answer", "pause"),
     ("budget_run", False, "PAUSED_FOR_INTERVENTION", (2, 0, 2), "earlier answer", "pause"),
     ("checkpoint", False, "PAUSED_FOR_INTERVENTION", (2, 0, 2), "earlier answer", "ask_human"),

@@ -20,6 +20,19 @@ def failures_since_resume(store: Store, run_id: str, task_id: str, row: TaskRow)
     return [a["error_summary"] or "" for a in failed[-n:]]
 
 
+def backoffs(store: Store, run_id: str, task_id: str) -> int:
+    """How many of the task's latest finished attempts in a row were backed off from (a transient
+    platform error, not counted): the judge gives up backing off after `transitions.BACKOFF`."""
+    n = 0
+    for a in reversed(store.attempts(run_id, task_id)):
+        if a["verdict"] is None:
+            continue  # the attempt being judged
+        if a["decision"] != "backoff":
+            break
+        n += 1
+    return n
+
+
 def approved_commands(store: Store, run_id: str, task_id: str) -> list[str]:
     """Held commands a human allowed; the agent may run exactly these next time."""
     from orchestrator.humans import strip_letter

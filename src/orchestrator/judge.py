@@ -9,9 +9,11 @@ not proof), then the loop detector and the hard cap as guardrails, then the brai
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
+from orchestrator import transitions
 from orchestrator.agents.base import AgentResult
 from orchestrator.agents.human_tool import reported
 from orchestrator.asking import EscalationDraft, after_failures, agent_question
@@ -23,11 +25,19 @@ from orchestrator.interpret.model import why_sentence
 from orchestrator.llm import LLMBackend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
 from orchestrator.models import Task
+from orchestrator.rules.platform import (
+    ACTIONS,
+    OPTIONS,
+    PlatformError,
+    action_for,
+    find_platform_error,
+    question_for,
+)
 
 AttemptVerdict = Literal["completed", "needs_human", "failed", "rate_limited"]
 
 
-Outcome = Literal["complete", "retry", "consult", "escalate", "wait"]
+Outcome = Literal["complete", "retry", "consult", "escalate", "wait", "backoff"]
 """The judge's share of the outcomes in `transitions.TABLE`."""
 
 
@@ -58,6 +68,9 @@ class TaskState:
     failures_since_resume: list[str]
     level: int = 0
     level_attempts: int = 0
+    backoffs: Callable[[], int] = field(default=lambda: 0)
+    """How many attempts in a row just before this one were backed off from (read only when a
+    transient platform error asks for one more)."""
 
 
 def failure_text(
@@ -119,6 +132,10 @@ class Judge:
         max_attempts: int | None = None,
     ) -> Decision:
         max_attempts = max_attempts or self.settings.max_attempts
+        if result.platform is not None:
+            decided = self._platform(result.platform, result, gates, state)
+            if decided is not None:
+                return decided
         if result.question is not None:
             retry_at = result.question.detail.get("retry_at")
             if retry_at and float(retry_at) - time.time() <= self.settings.rate_limit_wait:
@@ -138,6 +155,13 @@ class Judge:
             )
         # the agent's own report_status (structure) before its text
         interp = reported(result.reported_status) or self.interpret(result.output)
+        found = _platform_of(interp) if result.platform is None else None
+        if found is None and result.platform is None and result.error:
+            found = find_platform_error(result.error)
+        if found is not None:
+            decided = self._platform(found, result, gates, state)
+            if decided is not None:
+                return decided
         if result.error and interp.category is None:
             # an API error from the agent (401, quota, refused connection) is the agent's output too
             err = self.interpret(result.error)
@@ -204,6 +228,16 @@ class Judge:
         brain = self.brain.should_retry_or_escalate(
             task.id, task.title, window, len(window), loops_checked=True
         )
+        platform = result.platform or found
+        if platform is not None and platform.spec.guidance and brain.decision == "retry":
+            return Decision(
+                "retry",
+                "failed",
+                f"{platform.spec.why[:-1]}; retrying with guidance",
+                error_summary=error,
+                guidance=f"{platform.spec.guidance} {brain.guidance_for_retry or ''}".strip(),
+                interpretation=interp,
+            )
         if brain.decision == "escalate":
             return self._human(
                 task,
@@ -219,6 +253,68 @@ class Judge:
             error_summary=error,
             guidance=brain.guidance_for_retry,
             interpretation=interp,
+        )
+
+    def _platform(
+        self, err: PlatformError, result: AgentResult, gates: list[GateResult], state: TaskState
+    ) -> Decision | None:
+        """The agent platform's own error, through `rules.platform.KINDS`: wait for a near reset,
+        back off from a transient error without spending the attempt, or ask a person. None for
+        `retry` (an ordinary failed attempt, judged below) and when the gates passed anyway."""
+        if gates and all(g.passed for g in gates):
+            return None  # the work is verified: the error came after it
+        now = time.time()
+        action = action_for(err, wait_cap=self.settings.rate_limit_wait, now=now)
+        label = err.kind.replace("_", " ")
+        summary = f"Agent error: {err.message}"
+        if action == "wait" and err.retry_at is not None:
+            until = max(err.retry_at, now)
+            return Decision(
+                "wait",
+                "rate_limited",
+                f"{label} until {time.strftime('%H:%M:%S', time.localtime(until))}",
+                error_summary=summary,
+                wait_until=until,
+            )
+        if action == "backoff":
+            done, delays = state.backoffs(), transitions.BACKOFF
+            if done < len(delays):
+                delay = delays[done]
+                return Decision(
+                    "backoff",
+                    "rate_limited",
+                    f"{label} (a transient error): backing off {delay:g}s, then the same attempt "
+                    f"again, not counted ({done + 1}/{len(delays)})",
+                    error_summary=summary,
+                    wait_until=now + delay,
+                )
+            action = "escalate"
+        if action != "escalate":
+            return None
+        spec = err.spec
+        detail = {
+            "actions": list(ACTIONS),
+            "platform": err.kind,
+            "retry_at": err.retry_at,
+            "status": err.status,
+            "source": err.source,
+            "error": err.message[:2000],
+        }
+        return Decision(
+            "escalate",
+            "needs_human",
+            spec.why,
+            error_summary=summary,
+            escalation=EscalationDraft(
+                question=question_for(err),
+                asker="orchestrator",
+                options=list(OPTIONS),
+                recommendation=OPTIONS[0],
+                category=spec.category,
+                why=spec.why,
+                detail=detail,
+            ),
+            headline=f"NEEDS HUMAN INPUT: {spec.why}",
         )
 
     def _next_level(
@@ -262,3 +358,11 @@ class Judge:
                 similarity=loop.similarity if loop else None,
             ),
         )
+
+
+def _platform_of(interp: Interpretation) -> PlatformError | None:
+    if interp.platform is None:
+        return None
+    return PlatformError(
+        interp.platform, interp.evidence or interp.platform, interp.retry_at, source="text"
+    )

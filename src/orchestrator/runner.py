@@ -384,6 +384,7 @@ class Runner:
             (adir / "output.txt").write_text(result.output, encoding="utf-8")
         checks = [] if result.question else self.gates(task, number, gates, adir)
         state = TaskState(failures, row["level"], row["level_attempts"])
+        state.backoffs = lambda: history.backoffs(self.store, self.run_id, task.id)
         d = self.judge.decide(task, result, checks, state, max_attempts=self.attempt_cap(task))
         write_json(
             adir / "decision.json",

@@ -20,6 +20,7 @@ Outcome = Literal[
     "consult",
     "escalate",
     "wait",
+    "backoff",
     # the loop itself
     "budget_task",
     "budget_run",
@@ -74,6 +75,7 @@ TABLE: dict[Outcome, Transition] = {
         "PAUSED_FOR_INTERVENTION", "count_failure", "ask_human", session_from_attempt=True
     ),
     "wait": Transition("PENDING", "keep", "sleep", session_from_attempt=True),
+    "backoff": Transition("PENDING", "keep", "sleep", session_from_attempt=True),
     "budget_task": Transition("PAUSED_FOR_INTERVENTION", "keep", "pause"),
     "budget_run": Transition("PAUSED_FOR_INTERVENTION", "keep", "pause", stops_run=True),
     "checkpoint": Transition("PAUSED_FOR_INTERVENTION", "keep", "ask_human"),
@@ -84,6 +86,11 @@ TABLE: dict[Outcome, Transition] = {
     "answer_abort": Transition("FAILED", "reset", "stop_run", guidance="clear", stops_run=True),
     "answer_done": Transition("COMPLETED", "reset", "next_task", guidance="add"),
 }
+
+BACKOFF: tuple[float, ...] = (15.0, 60.0, 240.0)
+"""Seconds slept before each attempt run again after a transient platform error (overloaded, a
+dropped stream, a 5xx, a rate limit with no reset time): `backoff` keeps the counters, so these
+attempts are not spent. When they run out, a person is asked (`external_service`)."""
 
 ANSWER_OUTCOMES: dict[str, Outcome] = {
     "option": "answer_guidance",

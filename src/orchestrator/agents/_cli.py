@@ -1,6 +1,7 @@
 """What the CLI-driven adapters (codex, gemini, aider) share: finding the binary, the child's
-environment, recognising model-API errors that retrying cannot fix (`external_service`), and
-`CLIAgent`, the start and end of an attempt that are the same for all three."""
+environment, translating the error an agent reported (its error events, exit code) into a
+`rules.platform` kind (wait, back off, or ask a person), and `CLIAgent`, the start and end of an
+attempt that are the same for all three."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from orchestrator.agents.base import AgentOptions, AgentResult, AttemptContext, 
 from orchestrator.agents.process import ProcessResult
 from orchestrator.models import ConfigError
 from orchestrator.rules.external import service_error_kind as service_error_kind
+from orchestrator.rules.platform import PlatformError, kind_of, reset_time
 
 if TYPE_CHECKING:
     from orchestrator.config import Settings
@@ -83,19 +85,6 @@ def short(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def external_question(agent: str, error: str, kind: str) -> HumanQuestion:
-    """The escalation for an error only a person can fix (a key, an account, a quota)."""
-    return HumanQuestion(
-        question=f"{agent} cannot use the model API ({kind}): {short(error, 300)}. "
-        "Fix the key or account, then resume.",
-        options=["Retry now", "Wait and retry", "Abort the run"],
-        recommendation="Retry now",
-        category="external_service",
-        why="Retrying without a change cannot fix this (key, permission or quota).",
-        detail={"agent": agent, "kind": kind, "error": error[:2000]},
-    )
-
-
 def not_found(program: str, explicit: Any, install: str) -> str:
     """The message for a missing CLI: fix `cli_path` when one was given, else how to install it."""
     if explicit:
@@ -147,7 +136,29 @@ class CLIAgent(ABC):
         ctx.artifacts.mkdir(parents=True, exist_ok=True)
         result = self.attempt(ctx, opts, cli)
         result.duration_s = time.monotonic() - started
+        if result.platform is None and result.question is None:
+            result.platform = self.platform_error(result.error, result.exit_code)
         return result
+
+    def platform_kind(self, error: str, exit_code: int) -> str | None:
+        """The `rules.platform` kind of the error the agent reported (its error event's message,
+        `litellm.<Kind>Error`), if it is one; an adapter adds what its exit codes say."""
+        return kind_of(error)
+
+    def platform_error(self, error: str | None, exit_code: int) -> PlatformError | None:
+        """The agent platform's error behind `error` (none for our own timeout), with its reset
+        time when the message names one."""
+        if not error or error.startswith(self.timeout_prefix):
+            return None
+        kind = self.platform_kind(error, exit_code)
+        if kind is None:
+            return None
+        source = f"{self.cli_name} error (exit {exit_code})"
+        return PlatformError(kind, error, reset_time(error), None, source, self.label)
+
+    @property
+    def timeout_prefix(self) -> str:
+        return f"{self.cli_name} timed out after"
 
     @abstractmethod
     def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
@@ -158,23 +169,15 @@ class CLIAgent(ABC):
         stderr = proc.stderr_tail(2000).strip()[-500:]
         return f"{self.cli_name} exited with {proc.exit_code}: {stderr}"
 
-    def service_kind(self, error: str, proc: ProcessResult) -> str | None:
-        """The `external_service` kind of `error`, if it is one (see `service_error_kind`)."""
-        return service_error_kind(error)
-
     def failure(
         self, proc: ProcessResult, timeout: float | None, parsed_error: str | None
     ) -> tuple[str | None, HumanQuestion | None]:
         """The attempt's error (a timeout wins over what the output said; a non-zero exit with
-        nothing said gets `exit_error`) and, for a key/permission/quota error, the question."""
+        nothing said gets `exit_error`). No question: a key, quota or limit error is a platform
+        error (`platform_error`, set by `run`), which the judge asks about through one table."""
         error = parsed_error
         if proc.timed_out:
-            error = f"{self.cli_name} timed out after {timeout:.0f}s and was killed"
+            error = f"{self.timeout_prefix} {timeout:.0f}s and was killed"
         elif proc.exit_code != 0 and error is None:
             error = self.exit_error(proc)
-        question = None
-        if error and not proc.timed_out:
-            kind = self.service_kind(error, proc)
-            if kind:
-                question = external_question(self.label, error, kind)
-        return error, question
+        return error, None

@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from orchestrator.models import Category, Task
+from orchestrator.rules.platform import PlatformError
 
 
 class AgentOptions(BaseModel, extra="forbid"):
@@ -82,6 +83,9 @@ class AgentResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     question: HumanQuestion | None = None
     """Set when the agent stopped to ask a human (structured, no regex needed)."""
+    platform: PlatformError | None = None
+    """The agent platform's own error as its structure reported it (result subtype, API status,
+    error event, exit code): the judge acts on it through `rules.platform.KINDS`."""
     reported_status: StatusReport | None = None
     """What the agent said through the orchestrator's `report_status` tool, if it called it."""
 

@@ -41,11 +41,16 @@ from orchestrator.agents.base import (
     AttemptContext,
     HumanQuestion,
 )
+from orchestrator.agents.claude_errors import (
+    crash_message,
+    is_exit_after_result,
+    platform_error,
+    result_error_text,
+)
 from orchestrator.agents.human_tool import HumanChannel, claude_servers
 from orchestrator.interpret.model import WHY
 from orchestrator.models import ConfigError, UserError
 from orchestrator.policy import CommandPolicy, PolicyHit, is_approval
-from orchestrator.rules.external import service_error_kind
 
 if TYPE_CHECKING:
     from orchestrator.config import Settings
@@ -128,17 +133,6 @@ def answers_for(tool_input: Mapping[str, Any], answer: str) -> dict[str, str]:
             out[t] = str(value) if value is not None else answer
         return out
     return {t: answer for t in texts}
-
-
-def external_question(error: str, detail: dict[str, Any]) -> HumanQuestion:
-    return HumanQuestion(
-        question=f"Claude Code cannot reach the model: {error}. Fix the account or key, then resume.",
-        options=["Retry now", "Wait and retry", "Abort the run"],
-        recommendation="Wait and retry" if detail.get("retry_at") else "Retry now",
-        category="external_service",
-        why="Retrying without a change cannot fix this (key, billing or rate limit).",
-        detail=detail,
-    )
 
 
 # -- the live progress line ------------------------------------------------------------------
@@ -328,9 +322,9 @@ class ClaudeAgent:
                 anyio.run(self._session, ctx, opts, state)
                 crash: str | None = None
             except Exception as e:  # the SDK or the binary failed: an agent error, not ours
-                crash = _crash_message(e, state.stderr)
+                crash = crash_message(e, state.stderr)
                 state.record("orchestrator", {"event": "error", "error": crash})
-                if state.result is not None and _is_exit_after_result(e):
+                if state.result is not None and is_exit_after_result(e):
                     crash = None  # the CLI exits non-zero after an error result it already sent
         return hc.apply(self._result(state, path, time.monotonic() - started, crash))
 
@@ -515,16 +509,11 @@ class ClaudeAgent:
             return out
         if state.question is not None:
             return out
-        status = getattr(r, "api_error_status", None)
         is_error = bool(getattr(r, "is_error", False)) or crash is not None or r is None
-        text = crash or _result_error_text(r) or "Claude Code ended without a result"
-        external = service_error_kind(status=status, error_code=state.assistant_error) is not None
-        if is_error and (external or state.rate_limit):
-            detail: dict[str, Any] = {"api_error_status": status, "error": state.assistant_error}
-            if state.rate_limit:
-                detail.update(state.rate_limit)
-            out.error, out.exit_code = text, 1
-            out.question = external_question(text, detail)
+        text = crash or result_error_text(r) or "Claude Code ended without a result"
+        platform = platform_error(r, text, state.assistant_error, state.rate_limit)
+        if is_error and platform is not None:
+            out.error, out.exit_code, out.platform = text, 1, platform
         elif is_error and getattr(r, "subtype", "") == "error_max_budget_usd":
             out.error, out.exit_code = text, 1
             out.question = HumanQuestion(
@@ -558,41 +547,6 @@ def _decision(decision: str, reason: str) -> dict[str, Any]:
     }
 
 
-def _result_error_text(r: Any) -> str:
-    if r is None:
-        return ""
-    errors = [e for e in (getattr(r, "errors", None) or []) if isinstance(e, str) and e.strip()]
-    if errors:
-        return "; ".join(errors)
-    if getattr(r, "is_error", False) and getattr(r, "result", None):
-        return str(r.result)
-    subtype = str(getattr(r, "subtype", "") or "")
-    return subtype if subtype and subtype != "success" else ""
-
-
-def _is_exit_after_result(e: BaseException) -> bool:
-    from claude_agent_sdk import ProcessError
-
-    return isinstance(e, ProcessError)
-
-
 def _keep_tail(lines: list[str], line: str, limit: int = 40) -> None:
     lines.append(line)
     del lines[:-limit]
-
-
-def _crash_message(e: BaseException, stderr: list[str]) -> str:
-    from claude_agent_sdk import CLINotFoundError
-
-    if isinstance(e, CLINotFoundError):
-        return f"Claude Code binary not found ({e}); reinstall claude-agent-sdk or set cli_path"
-    if "No conversation found with session ID" in str(e):
-        return (
-            f"cannot resume the Claude Code session: {str(e).strip().splitlines()[0]} "
-            "(sessions are kept per workdir under CLAUDE_CONFIG_DIR); start a fresh attempt"
-        )
-    tail = " | ".join(line.strip() for line in stderr[-5:] if line.strip())
-    text = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-    if "root/sudo" in tail or "root/sudo" in str(e):
-        text += " — as root, set IS_SANDBOX=1 or use permission_mode=default"
-    return f"{text} [{tail}]" if tail else text

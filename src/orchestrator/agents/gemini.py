@@ -11,7 +11,8 @@ error; 41 authentication (`FatalAuthenticationError`: no or invalid auth method/
 error; 44 sandbox error; 52 config error; 53 session turn limit reached; 54 fatal tool error;
 55 untrusted workspace; 130 cancelled. An API error exits with its HTTP status modulo 256
 (`process.exit(error.status)`): 401 → 145, 403 → 147, 429 → 173, 500 → 244. Authentication,
-permission and quota errors come back as an `external_service` question.
+permission, quota and limit errors become a `rules.platform` kind (the exit code, then the
+message), which the judge waits for, backs off from or asks a person about.
 
 Options (constructor defaults, overridden by `ctx.options`): `model`; `approval_mode`
 (`yolo` by default: headless Gemini CLI cannot ask for approval; `auto_edit`, `plan`,
@@ -33,10 +34,11 @@ from typing import Any
 
 from pydantic import Field
 
-from orchestrator.agents._cli import CLIAgent, child_env, json_object, service_error_kind, short
+from orchestrator.agents._cli import CLIAgent, child_env, json_object, short
 from orchestrator.agents.base import AgentEvent, AgentOptions, AgentResult, AttemptContext
 from orchestrator.agents.human_tool import HumanChannel, gemini_home
 from orchestrator.agents.process import ProcessResult, run_process
+from orchestrator.rules.platform import kind_of, kind_of_status
 
 MAX_EVENTS = 500
 MAX_TEXT = 256 * 1024
@@ -53,7 +55,9 @@ EXIT_CODES = {
     55: "untrusted workspace",
     130: "cancelled",
 }
-HTTP_EXITS = {401 % 256: 401, 403 % 256: 403, 429 % 256: 429, 500 % 256: 500, 503 % 256: 503}
+HTTP_EXITS = {status % 256: status for status in (401, 402, 403, 429, 500, 502, 503, 504, 529)}
+EXIT_KINDS = {41: "authentication", 53: "max_turns"}
+"""Exit codes that are `rules.platform` kinds whatever the message says."""
 APPROVAL_FROM_PERMISSION = {
     "bypassPermissions": "yolo",
     "acceptEdits": "auto_edit",
@@ -216,9 +220,12 @@ class GeminiAgent(CLIAgent):
         error = f"gemini exited with {proc.exit_code}" + (f" ({meaning})" if meaning else "")
         return error + (f": {stderr}" if stderr else "")
 
-    def service_kind(self, error: str, proc: ProcessResult) -> str | None:
-        """Exit 41 is an authentication failure even when the message does not say so."""
-        return service_error_kind(error) or ("authentication" if proc.exit_code == 41 else None)
+    def platform_kind(self, error: str, exit_code: int) -> str | None:
+        """The exit code first (41: authentication, 53: turn limit, an API error's HTTP status
+        modulo 256), then the message."""
+        if exit_code in EXIT_KINDS:
+            return EXIT_KINDS[exit_code]
+        return kind_of_status(HTTP_EXITS.get(exit_code)) or kind_of(error)
 
     def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
         env_overrides = dict(opts.get("env") or {})

@@ -14,7 +14,7 @@ import logging
 import re
 
 from orchestrator.interpret.destructive import ASK, DESTRUCTIVE_VERB, find_destructive_proposal
-from orchestrator.interpret.external import BLOCKER, find_external_trouble
+from orchestrator.interpret.external import BLOCKER, find_external_trouble, platform_reading
 from orchestrator.interpret.extract import extract_options, extract_recommendation
 from orchestrator.interpret.heuristics import UNCERTAIN, read_unmarked
 from orchestrator.interpret.llm_judge import ask_llm
@@ -104,7 +104,11 @@ def _blocker_sentence(tail_text: str) -> str | None:
 
 
 def interpret_rules(text: str) -> Interpretation:
-    """The deterministic judgment (layers 1–3), no LLM."""
+    """The deterministic judgment (layers 1–3), no LLM. The agent platform's own error at the
+    end of the output (a usage limit, a bad key, overloaded) outranks everything else."""
+    platform = platform_reading(text)
+    if platform is not None:
+        return platform
     lines = split_lines(text)
     tail = final_prose(lines)
     tail_text = tail_prose(lines, tail)

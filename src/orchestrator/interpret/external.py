@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import re
 
+from orchestrator.interpret.model import Interpretation
 from orchestrator.interpret.text import Line
 from orchestrator.rules.external import external_trouble
+from orchestrator.rules.platform import (
+    OPTIONS,
+    find_platform_error,
+    question_for,
+    recommendation_for,
+)
 
 
 def _units(lines: list[Line]) -> list[str]:
@@ -43,3 +50,38 @@ BLOCKER = re.compile(
     r"\bnicht (?:erreichbar|beheben)",
     re.I,
 )
+
+
+def platform_reading(text: str) -> Interpretation | None:
+    """The agent platform's own error at the end of the output (overloaded, a usage limit, a bad
+    key, ...), as the table in `rules.platform` reads it: a key, credit, a quota or a rate or
+    usage limit needs a person (`external_service`; the judge first waits for a near reset or
+    backs off); a transient error or max turns is a failed attempt the judge backs off from or
+    retries."""
+    err = find_platform_error(text)
+    if err is None:
+        return None
+    spec = err.spec
+    if not spec.transient:
+        return Interpretation(
+            verdict="needs_human",
+            category="external_service",
+            question=question_for(err),
+            options=list(OPTIONS),
+            recommendation=recommendation_for(err),
+            why=spec.why,
+            source="category",
+            confident=True,
+            evidence=err.message,
+            platform=err.kind,
+            retry_at=err.retry_at,
+        )
+    return Interpretation(
+        verdict="failed",
+        source="heuristic",
+        confident=True,
+        evidence=err.message,
+        error=err.message,
+        platform=err.kind,
+        retry_at=err.retry_at,
+    )

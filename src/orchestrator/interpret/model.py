@@ -53,6 +53,11 @@ class Interpretation(BaseModel):
     """For failed attempts: the most telling error line or sentence, for the retry guidance."""
     evidence: str | None = None
     """The line or sentence that decided the verdict (for logs and the `--json` output)."""
+    platform: str | None = None
+    """The agent platform's own error found in the text (`rules.platform.KINDS`: overloaded,
+    usage_limit, authentication, ...); the judge acts on it through that table."""
+    retry_at: float | None = None
+    """When that platform limit resets (epoch seconds), when the text named a time."""
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

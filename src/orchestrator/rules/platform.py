@@ -1,0 +1,462 @@
+"""The agent platform's own errors — overloaded, rate and usage limits, bad keys, no credit, a
+dropped stream, max turns — and what the orchestrator does about each: one table for the agent
+adapters (which translate their agent's *structure* into a kind), the text interpreter (which
+finds the same errors in final text copied without structure), the judge and the brain.
+
+Actions:
+
+- `wait`: a reset time is known and near (within `rate_limit_wait`): sleep until then; the
+  attempt is not counted (the engine's `wait` outcome);
+- `backoff`: a transient error (overloaded, a dropped stream or connection, a 5xx): sleep a
+  little and run the attempt again without counting it, a few times (`transitions.BACKOFF`);
+  when those run out, a person is asked (`external_service`);
+- `retry`: an ordinary failed attempt with guidance (max turns: the agent goes on where it
+  stopped; the ladder escalates if it keeps running out);
+- `escalate`: only a person can fix it (a key, a login, credit, a quota with no reset):
+  `external_service`, with one plain sentence saying why.
+
+A kind whose `waits` is set turns into `wait` when a reset time is known and near, and into
+`escalate` when the reset is further away than the run is allowed to sleep.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Literal
+
+from orchestrator.models import Category
+
+__all__ = [
+    "KINDS",
+    "Action",
+    "PlatformError",
+    "PlatformKind",
+    "action_for",
+    "find_platform_error",
+    "kind_of",
+    "kind_of_status",
+    "reset_time",
+]
+
+Action = Literal["wait", "backoff", "retry", "escalate"]
+
+
+@dataclass(frozen=True)
+class PlatformKind:
+    action: Action
+    """What to do when no reset time is known."""
+    category: Category | None
+    why: str
+    """One plain sentence for the person asked (seed 004's "Why I'm asking")."""
+    waits: bool = False
+    """A known reset time means: wait until then (escalate when it is too far away)."""
+    guidance: str | None = None
+    """For `retry`: what the next attempt is told."""
+    transient: bool = False
+    """Read from text alone, the attempt simply failed (it is backed off from or retried); the
+    others read as needing a person (`external_service`), even when the judge first waits."""
+
+
+KINDS: dict[str, PlatformKind] = {
+    "authentication": PlatformKind(
+        "escalate",
+        "external_service",
+        "The agent's API key or login token is invalid or has expired, and only you can renew it.",
+    ),
+    "permission": PlatformKind(
+        "escalate",
+        "external_service",
+        "The agent's account is not allowed to use this model or API, and only you can change that.",
+    ),
+    "billing": PlatformKind(
+        "escalate",
+        "external_service",
+        "The agent's account has run out of credit or has a billing problem, and only you can fix it.",
+    ),
+    "usage_limit": PlatformKind(
+        "escalate",
+        "external_service",
+        "The agent's plan has reached its usage limit and no reset time soon enough is known.",
+        waits=True,
+    ),
+    "quota": PlatformKind(
+        "escalate",
+        "external_service",
+        "The model API's quota is used up and no reset time soon enough is known.",
+        waits=True,
+    ),
+    "rate_limit": PlatformKind(
+        "backoff",
+        "external_service",
+        "The model API kept refusing requests with a rate limit, even after backing off.",
+        waits=True,
+    ),
+    "overloaded": PlatformKind(
+        "backoff",
+        "external_service",
+        "The model API stayed overloaded, even after backing off and retrying.",
+        waits=True,
+        transient=True,
+    ),
+    "server_error": PlatformKind(
+        "backoff",
+        "external_service",
+        "The model API kept failing with server errors, even after backing off and retrying.",
+        waits=True,
+        transient=True,
+    ),
+    "stream_disconnected": PlatformKind(
+        "backoff",
+        "external_service",
+        "The connection to the model API kept dropping, even after backing off and retrying.",
+        transient=True,
+    ),
+    "max_turns": PlatformKind(
+        "retry",
+        None,
+        "The agent ran out of turns before it finished.",
+        guidance="The previous attempt ran out of turns before it finished: continue from where "
+        "it stopped (the files it changed are still there), work in smaller steps and run the "
+        "checks before finishing.",
+        transient=True,
+    ),
+}
+"""Kind → action, category and why. Max turns is retried (the work usually goes on fine in the
+next attempt, and the ladder still escalates when it keeps running out)."""
+
+
+@dataclass(frozen=True)
+class PlatformError:
+    """A platform error as the adapter or the text reported it."""
+
+    kind: str
+    message: str
+    retry_at: float | None = None
+    """Epoch seconds when the limit resets, when the platform said."""
+    status: int | None = None
+    source: str = "text"
+    """Where it came from: `text`, or the structure (`claude result`, `codex event`, ...)."""
+    agent: str = "The agent"
+    """How a question names the agent (`Claude Code`, `Codex`)."""
+
+    @property
+    def spec(self) -> PlatformKind:
+        return KINDS[self.kind]
+
+    def with_reset(self, retry_at: float | None) -> PlatformError:
+        return self if retry_at is None or self.retry_at else replace(self, retry_at=retry_at)
+
+
+def action_for(err: PlatformError, *, wait_cap: float, now: float | None = None) -> Action:
+    """What to do about `err`: a known reset within `wait_cap` seconds is waited for, one further
+    away is a question for a person; otherwise the kind's own action."""
+    spec = err.spec
+    if spec.waits and err.retry_at is not None:
+        now = time.time() if now is None else now
+        return "wait" if err.retry_at - now <= wait_cap else "escalate"
+    return spec.action
+
+
+# -- kinds from structure ----------------------------------------------------------------------
+STATUS_KINDS: dict[int, str] = {
+    401: "authentication",
+    402: "billing",
+    403: "permission",
+    408: "stream_disconnected",
+    429: "rate_limit",
+    500: "server_error",
+    502: "server_error",
+    503: "overloaded",
+    504: "server_error",
+    529: "overloaded",
+}
+
+
+def kind_of_status(status: int | None) -> str | None:
+    """The kind of a model API's HTTP status (None for statuses that say nothing)."""
+    return STATUS_KINDS.get(status) if status is not None else None
+
+
+_KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "billing",
+        re.compile(
+            r"credit balance (?:is )?too low|insufficient (?:credits?|balance|funds)|out of credits?|"
+            r"billing(?:_error| details| issue| problem)?\b|payment required|\bbilling_not_active\b|"
+            r"add (?:more )?credits",
+            re.I,
+        ),
+    ),
+    (
+        "authentication",
+        re.compile(
+            r"invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|API_KEY_INVALID|"
+            r"authentication_error|authentication_failed|AuthenticationError|UNAUTHENTICATED|"
+            r"(?:oauth|access|auth(?:entication)?) token (?:has |is )?(?:expired|invalid|revoked)|"
+            r"token (?:has )?expired|please run /login|run `?/login|not logged in|login required|"
+            r"invalid bearer token|\b401\b|Unauthori[sz]ed|could not authenticate|"
+            r"failed to (?:refresh|authenticate)",
+            re.I,
+        ),
+    ),
+    (
+        "permission",
+        re.compile(
+            r"permission_error|PERMISSION_DENIED|PermissionDeniedError|\b403\b|"
+            r"does not have access to (?:the )?model|model_not_found",
+            re.I,
+        ),
+    ),
+    (
+        "usage_limit",
+        re.compile(
+            r"usage limit|(?:session|weekly|daily|monthly|opus|\d+[- ]hour) limit (?:reached|hit|exceeded)|"
+            r"hit your (?:usage )?limit|limit (?:reached|hit)\b[^\n]{0,40}\breset|"
+            r"usage_limit_reached|out of (?:usage|messages)",
+            re.I,
+        ),
+    ),
+    (
+        "quota",
+        re.compile(
+            r"insufficient_quota|exceeded your current quota|quota (?:exceeded|exhausted)|"
+            r"Quota exceeded|quota metric|RESOURCE_EXHAUSTED|ResourceExhausted",
+            re.I,
+        ),
+    ),
+    (
+        "rate_limit",
+        re.compile(
+            r"\b429\b|rate[ _-]?limit(?:ed|_error|_exceeded)?\b|Too Many Requests|RateLimitError",
+            re.I,
+        ),
+    ),
+    (
+        "overloaded",
+        re.compile(r"\b529\b|overloaded|\b503\b|Service ?Unavailable|UNAVAILABLE", re.I),
+    ),
+    (
+        "stream_disconnected",
+        re.compile(
+            r"stream disconnected|stream (?:error|closed)|connection (?:was )?(?:reset|closed|aborted|"
+            r"dropped|error)|ECONNRESET|socket hang up|premature close|APIConnectionError|"
+            r"fetch failed|network error|Request timed out|APITimeoutError",
+            re.I,
+        ),
+    ),
+    (
+        "server_error",
+        re.compile(
+            r"\b50[024]\b|Internal Server Error|InternalServerError|Bad Gateway|api_error\b|"
+            r"server_error",
+            re.I,
+        ),
+    ),
+    (
+        "max_turns",
+        re.compile(
+            r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?turns|"
+            r"max(?:imum)? (?:session )?turns (?:reached|exceeded)|turn limit (?:reached|exceeded)|"
+            r"session turn limit",
+            re.I,
+        ),
+    ),
+)
+
+
+def kind_of(message: str | None, *, status: int | None = None) -> str | None:
+    """The kind of a model-API error from its message (first match in the table's order: a 429
+    saying "usage limit" is a usage limit), else from its HTTP status.
+
+    >>> kind_of("API Error: 529 Overloaded"), kind_of("boom", status=401)
+    ('overloaded', 'authentication')
+    """
+    for kind, pattern in _KIND_WORDS if message else ():
+        if pattern.search(message or ""):
+            return kind
+    return kind_of_status(status)
+
+
+# -- reset times -------------------------------------------------------------------------------
+_UNITS = {
+    "d": 86400,
+    "day": 86400,
+    "h": 3600,
+    "hr": 3600,
+    "hour": 3600,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "ms": 0.001,
+}
+_EPOCH = re.compile(r"\|\s*(\d{10})(?:\d{3})?\b|\b(?:reset|resets_at|retry_at)\W{1,3}(\d{10})\b")
+_IN = re.compile(
+    r"\b(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s|ms)"
+    r"\b[,\s]*(?:and\s+)?)+)|\"?retryDelay\"?\s*:\s*\"(\d+(?:\.\d+)?)s\"|"
+    r"\b(?:retry-after|retry_after)\W{1,3}(\d+(?:\.\d+)?)\b",
+    re.I,
+)
+_PART = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s|ms)\b", re.I
+)
+_AT = re.compile(
+    r"\b(?:resets?|reset time|try again|retry|available(?: again)?|again)\b[^\n]{0,24}?"
+    r"(?:\bat\b|\bon\b|·|∙|:)?\s*(?:(\d{4}-\d{2}-\d{2})[T ])?"
+    r"(\d{1,2})(?::(\d{2}))?(?::\d{2}(?:\.\d+)?)?\s*([ap]\.?m\.?)?(?![\d:])",
+    re.I,
+)
+
+
+def reset_time(text: str, *, now: float | None = None) -> float | None:
+    """When a limit resets, read from a platform's message: an epoch (`…limit reached|1750000000`),
+    a delay (`try again in 4 days 3 hours`, `Please retry in 23.5s`, `retryDelay: "23s"`), or a
+    clock time (`resets 3pm`, `try again at 3:05 PM`, `resets at 2025-06-01T15:00`; the next one
+    from now, in local time). None when the text names no time.
+
+    >>> reset_time("Claude AI usage limit reached|1750000000")
+    1750000000.0
+    >>> reset_time("Please retry in 30s.", now=100.0)
+    130.0
+    """
+    now = time.time() if now is None else now
+    if m := _EPOCH.search(text):
+        return float(m.group(1) or m.group(2))
+    if m := _IN.search(text):
+        if m.group(2) or m.group(3):
+            return now + float(m.group(2) or m.group(3))
+        seconds = sum(
+            float(n) * _UNITS[unit.lower().rstrip("s") or "s"]
+            if unit.lower() not in ("s", "ms")
+            else float(n) * _UNITS[unit.lower()]
+            for n, unit in _PART.findall(m.group(1))
+        )
+        if seconds > 0:
+            return now + seconds
+    for m in _AT.finditer(text):
+        date, hour, minute, ampm = m.group(1), int(m.group(2)), int(m.group(3) or 0), m.group(4)
+        if not (ampm or m.group(3) or date):
+            continue  # a bare number ("retry 3") is no clock time
+        if ampm:
+            if not 1 <= hour <= 12:
+                continue
+            hour = hour % 12 + (12 if ampm.lower().startswith("p") else 0)
+        if hour > 23 or minute > 59:
+            continue
+        base = datetime.fromtimestamp(now)
+        if date:
+            try:
+                day = datetime.strptime(date, "%Y-%m-%d")
+            except ValueError:
+                continue
+            return day.replace(hour=hour, minute=minute).timestamp()
+        at = base.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        if at.timestamp() <= now - 60:
+            at += timedelta(days=1)
+        return at.timestamp()
+    return None
+
+
+# -- platform errors in final text --------------------------------------------------------------
+_SELF_EVIDENT = re.compile(
+    r"Claude AI usage limit reached|\b(?:usage|session|weekly|\d+-hour) limit (?:reached|hit)|"
+    r"You'?ve hit your (?:usage )?limit|Credit balance is too low|Invalid API key\s*·|"
+    r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
+    r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
+    r"\berror_max_turns\b|\berror_during_execution\b|"
+    r"\bAPI Error\b|\[API Error|\blitellm\.\w+Error\b|\b(?:overloaded|rate_limit|authentication|"
+    r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
+    r"\bMax(?:imum)? session turns\b",
+    re.I,
+)
+"""Phrases only an agent platform prints about itself."""
+_ERROR_SHAPE = re.compile(
+    r"^\W{0,4}(?:error|ERROR|Error|fatal|Fatal|✕|✗|×|⎿|stream error|request failed|"
+    r"\w+Error|API request failed)\b[^\n]{0,80}?"
+    r"(?:\b(?:status(?: code)?|HTTP|code)\W{0,3}\d{3}\b|\(\d{3}\)|\b\d{3}\b\s+[A-Z][a-z]+)",
+)
+"""A bare error line with a status (`Error: 429 Too Many Requests`, `✕ HTTP 503`)."""
+_NOT_OURS = re.compile(
+    r"\b(?:handl(?:e|es|ed|ing)|retr(?:y|ies) on|mock\w*|assert\w*|expect\w*|test(?:s|ed|ing)? (?:for|that)|"
+    r"example|e\.g\.|such as|documented|docs?\b|README|when (?:the|an?) (?:API|server)|if (?:the|an?) "
+    r"(?:API|server|request))\b",
+    re.I,
+)
+"""A line *about* such errors (code that handles 429s, docs, tests), not one reporting one."""
+_RETRYING = re.compile(r"\b(?:retrying|reconnecting)\b[^\n]{0,20}\d+\s*/\s*\d+", re.I)
+"""`Reconnecting... 2/5`, `retrying 1/5 in 200ms`: the platform's own retry, still going on."""
+TAIL_LINES = 6
+
+
+def find_platform_error(text: str, *, now: float | None = None) -> PlatformError | None:
+    """The agent platform's own error in the last lines of an output (where a platform prints it
+    when the session ends), with its reset time when the text names one; None otherwise."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-TAIL_LINES:]
+    for k in range(len(lines) - 1, -1, -1):
+        line = lines[k]
+        if not (_SELF_EVIDENT.search(line) or _ERROR_SHAPE.search(line)):
+            continue
+        if _NOT_OURS.search(line) or _RETRYING.search(line):
+            continue
+        status = _status(line)
+        kind = kind_of(line, status=status)
+        if kind is None:
+            continue
+        after = " ".join(lines[k : k + 3])
+        return PlatformError(
+            kind, line[:500], retry_at=reset_time(after, now=now), status=status, source="text"
+        )
+    return None
+
+
+_STATUS = re.compile(
+    r"(?:API Error:?\s*|status(?: code)?\W{0,3}|HTTP\W{0,2}|\"code\"\s*:\s*|\()([1-5]\d\d)\b", re.I
+)
+
+
+def _status(line: str) -> int | None:
+    m = _STATUS.search(line)
+    return int(m.group(1)) if m else None
+
+
+# -- what a person is asked --------------------------------------------------------------------
+_ASK: dict[str, str] = {
+    "authentication": "{agent} cannot log in to its model API ({msg}). Will you renew the API key "
+    "or log in again, then retry?",
+    "permission": "{agent}'s account may not use this model or API ({msg}). Will you grant access "
+    "or pick another model, then retry?",
+    "billing": "{agent}'s account is out of credit ({msg}). Will you add credit or fix billing, "
+    "then retry?",
+    "usage_limit": "{agent} has reached its plan's usage limit ({msg}){reset}. Wait for the reset, "
+    "or retry now with another account or plan?",
+    "rate_limit": "{agent}'s model API is refusing requests with a rate limit ({msg}){reset}. Wait "
+    "and retry, or raise the limit and retry now?",
+    "quota": "{agent}'s model API quota is used up ({msg}){reset}. Wait for the reset, or raise "
+    "the quota and retry now?",
+}
+_ASK_DEFAULT = "{agent}'s model API keeps failing ({msg}){reset}. Retry now, wait longer, or abort?"
+
+
+def question_for(err: PlatformError, agent: str | None = None) -> str:
+    """A real question for the person who can fix `err`."""
+    msg = " ".join(err.message.split())
+    msg = msg if len(msg) <= 200 else msg[:199] + "…"
+    reset = ""
+    if err.retry_at is not None:
+        reset = f"; it resets at {time.strftime('%Y-%m-%d %H:%M', time.localtime(err.retry_at))}"
+    who = agent or err.agent
+    return _ASK.get(err.kind, _ASK_DEFAULT).format(agent=who, msg=msg, reset=reset)
+
+
+def recommendation_for(err: PlatformError) -> str:
+    return "Retry now"
+
+
+OPTIONS = ("Retry now", "Skip this task", "Abort the run")
+ACTIONS = ("retry", "skip", "abort")
+"""Seed 004's minimal choices; each option's action for the answer (`detail.actions`)."""
