@@ -72,7 +72,7 @@ QUESTION_CHARS = 200
 TEXT_CHARS = 500
 """Any other text attribute (a reason, an answer, an error summary)."""
 META_KEY = "otel"
-"""Where a run's stored settings keep its trace: `{"trace_id": hex, "span_id": hex}`."""
+"""Where a run's stored settings keep its trace: `{"trace_id": hex, "span_id": hex, "sampled"}`."""
 
 
 def _ns(seconds: float) -> int:
@@ -104,7 +104,7 @@ def remote_parent(ids: dict[str, Any]) -> Context | None:
             trace_id=int(str(ids["trace_id"]), 16),
             span_id=int(str(ids["span_id"]), 16),
             is_remote=True,
-            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+            trace_flags=TraceFlags(TraceFlags.SAMPLED if ids.get("sampled", True) else 0),
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -171,7 +171,7 @@ class TracingObserver:
         meta: dict[str, Any] = json.loads(row["settings_json"]) if row else {}
         attrs = _attrs(
             orchestrator__run__id=e.run_id,
-            orchestrator__plan=e.plan_path,
+            orchestrator__plan=self.text(e.plan_path),
             orchestrator__tasks=e.tasks,
             orchestrator__agent=e.agent,
             orchestrator__run__resumed=e.resumed,
@@ -191,6 +191,7 @@ class TracingObserver:
         meta[META_KEY] = {
             "trace_id": trace.format_trace_id(ctx.trace_id),
             "span_id": trace.format_span_id(ctx.span_id),
+            "sampled": ctx.trace_flags.sampled,  # a later process samples as the first did
         }
         if row is not None:
             self.store.update_settings(self.run_id, meta)
