@@ -482,6 +482,7 @@ def test_the_gemini_home_keeps_the_users_settings_and_links_the_rest(tmp_path: P
     real = tmp_path / "real"
     (real / ".gemini" / "tmp" / "work").mkdir(parents=True)
     (real / ".gemini" / "oauth_creds.json").write_text("{}")
+    (real / ".agents" / "skills").mkdir(parents=True)
     settings = (
         '{\n  // the user\'s own\n  "security": {"auth": {"selectedType": "oauth-personal"}},\n'
         '  /* theirs */ "mcpServers": {"docs": {"command": "docs-mcp", "args": ["//not-a-comment"]}}\n}'
@@ -499,6 +500,7 @@ def test_the_gemini_home_keeps_the_users_settings_and_links_the_rest(tmp_path: P
     assert own.is_relative_to(ctx.artifacts)
     assert (own / "tmp").resolve() == (real / ".gemini" / "tmp").resolve()
     assert (own / "oauth_creds.json").is_symlink()
+    assert (own.parent / ".agents" / "skills").is_dir() and (own.parent / ".agents").is_symlink()
     assert (real / ".gemini" / "settings.json").read_text() == settings  # untouched
     assert (real / ".gemini" / "history").is_dir()
 

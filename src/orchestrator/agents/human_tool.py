@@ -250,7 +250,8 @@ def gemini_home(channel: HumanChannel, env: Mapping[str, str | None]) -> dict[st
     and the project one is the user's repository. So the attempt gets its own `GEMINI_CLI_HOME`
     in its folder: `.gemini/settings.json` is the user's settings plus our server, every other
     entry of the user's `.gemini` (credentials, sessions under `tmp/`, history) is a symlink to
-    the real one, so sessions are saved where `--resume` finds them. The real home is only given
+    the real one, so sessions are saved where `--resume` finds them (and `~/.agents` is linked
+    too). The real home is only given
     `tmp/` and `history/` when Gemini CLI never made them. Returns the variable to set."""
     real = Path(env.get("GEMINI_CLI_HOME") or os.environ.get("GEMINI_CLI_HOME") or Path.home())
     real_dir = real / ".gemini"
@@ -259,9 +260,10 @@ def gemini_home(channel: HumanChannel, env: Mapping[str, str | None]) -> dict[st
     home = channel.ctx.artifacts / "gemini-home"
     own = home / ".gemini"
     own.mkdir(parents=True, exist_ok=True)
-    for entry in real_dir.iterdir():
-        link = own / entry.name
-        if entry.name != "settings.json" and not link.is_symlink() and not link.exists():
+    entries = [e for e in real_dir.iterdir() if e.name != "settings.json"]
+    agents = real / ".agents"  # the user's global agents and skills, also under that home
+    for entry, link in [(e, own / e.name) for e in entries] + [(agents, home / agents.name)]:
+        if (entry.exists() or entry.is_symlink()) and not (link.exists() or link.is_symlink()):
             link.symlink_to(entry)
     settings = _json_object(real_dir / "settings.json")
     argv = channel.server_argv()
