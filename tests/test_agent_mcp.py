@@ -253,6 +253,31 @@ def test_the_first_turn_waits_for_a_slow_starting_server(
     assert "A human answered: In-memory" in kind.tool_results(server.model_requests[1])[0]
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", CLIS)
+def test_time_a_person_spends_answering_does_not_count_against_the_timeout(
+    kind: Kind, tmp_path: Path
+) -> None:
+    """The attempt's timeout is 10 s; the human answers only when the attempt is 13 s old."""
+    import threading
+    import time
+
+    with kind.server([ASK, Text("Added an in-memory cache.")]) as server:
+        ctx, _ = attempt(tmp_path, PROMPT, timeout=10)
+        started = time.monotonic()
+
+        def slow_human(_q: HumanQuestion) -> str:
+            threading.Event().wait(started + 13 - time.monotonic())  # past the whole timeout
+            return "In-memory"
+
+        ctx.ask_human = slow_human
+        result = kind.agent(kind.options(server, tmp_path)).run(ctx)
+    assert time.monotonic() - started > 13
+    assert result.error is None, result.error
+    assert result.output == "Added an in-memory cache."
+    assert "A human answered: In-memory" in kind.tool_results(server.model_requests[1])[0]
+
+
 # -- report_status is a structured signal -----------------------------------------------------
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("kind", CLIS)

@@ -18,6 +18,7 @@ callback approving every tool call it is asked about — unattended, and it work
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from pydantic import Field
 
@@ -224,6 +227,8 @@ class _Attempt:
         """The attempt's timeout scope: time spent waiting for a human is added back to it."""
         self._asking = 0
         self._paused = (math.inf, 0.0)
+        self.loop: Any = None
+        """The session's event loop, for `hold` from the ask_human channel's thread."""
 
     def record(self, kind: str, payload: Mapping[str, Any]) -> None:
         self.transcript.write(json.dumps({"type": kind, **payload}, default=str) + "\n")
@@ -250,6 +255,13 @@ class _Attempt:
             return None
         finally:
             self._resume_clock()
+
+    def hold(self, waiting: bool) -> None:
+        """An ask_human tool call (on the channel's thread) pauses the clock the same way."""
+        if self.loop is not None:
+            with contextlib.suppress(RuntimeError):  # the session has ended meanwhile
+                clock = self._pause_clock if waiting else self._resume_clock
+                anyio.from_thread.run_sync(clock, token=self.loop)
 
     def _pause_clock(self) -> None:
         """The agent's timeout does not run while a human thinks (asks may overlap)."""
@@ -318,6 +330,7 @@ class ClaudeAgent:
         with path.open("w", encoding="utf-8") as transcript, HumanChannel(ctx, self.name) as hc:
             state = _Attempt(ctx, transcript)
             opts = {**opts, "mcp_servers": claude_servers(hc)}  # ask_human, report_status
+            hc.on_wait = state.hold
             try:
                 anyio.run(self._session, ctx, opts, state)
                 crash: str | None = None
@@ -425,7 +438,7 @@ class ClaudeAgent:
             warnings.filterwarnings("ignore", message="can_use_tool will not be invoked")
             options = self._options(ctx, opts, state)
             with anyio.move_on_after(ctx.timeout) as scope:
-                state.deadline = scope
+                state.deadline, state.loop = scope, anyio.lowlevel.current_token()
                 async with ClaudeSDKClient(options) as client:
                     process.spawned_by(client._transport)  # recorded: reaped after a crash
                     await client.query(ctx.prompt)

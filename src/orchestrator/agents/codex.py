@@ -196,6 +196,7 @@ class CodexAgent(CLIAgent):
                 env=child_env(opts.get("env")),
                 stdin_data=ctx.prompt.encode(),
                 on_line=state.line,
+                paused=channel.waited,  # a person answering is not the agent's time
             )
         error, question = self.failure(proc, ctx.timeout, state.error)
         return AgentResult(

@@ -244,6 +244,7 @@ class GeminiAgent(CLIAgent):
                 env=child_env(env_overrides),
                 stdin_data=None if in_argv else ctx.prompt.encode(),
                 on_line=state.line,
+                paused=channel.waited,  # a person answering is not the agent's time
             )
         error, question = self.failure(proc, ctx.timeout, state.error)
         stats = state.stats

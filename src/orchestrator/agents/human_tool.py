@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -68,6 +68,9 @@ class HumanChannel:
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._lock = threading.Lock()
         self._asking, self._since, self._waited = 0, 0.0, 0.0
+        self.on_wait: Callable[[bool], None] | None = None
+        """Told when a person starts (True) and stops (False) being asked: an adapter that keeps
+        its own clock (Claude's) pauses it; CLI adapters pass `waited` to `run_process`."""
 
     @property
     def socket_path(self) -> str:
@@ -159,11 +162,18 @@ class HumanChannel:
 
     def _clock(self, step: int) -> None:
         with self._lock:
-            if step > 0 and self._asking == 0:
+            starts = step > 0 and self._asking == 0
+            if starts:
                 self._since = time.monotonic()
             self._asking += step
-            if step < 0 and self._asking == 0:
+            ends = step < 0 and self._asking == 0
+            if ends:
                 self._waited += time.monotonic() - self._since
+        if (starts or ends) and self.on_wait is not None:
+            try:
+                self.on_wait(starts)
+            except Exception as e:  # the clock is a nicety; the question must still be asked
+                self._log({"event": "on_wait_failed", "error": repr(e)})
 
     def report(self, args: dict[str, Any]) -> str:
         status = str(args.get("status") or "").strip().lower()

@@ -265,10 +265,12 @@ def run_process(
     env: Mapping[str, str] | None = None,
     stdin_data: bytes | None = None,
     on_line: Callable[[str], None] | None = None,
+    paused: Callable[[], float] | None = None,
 ) -> ProcessResult:
     """Run `argv` to completion; `on_line` sees each stdout line as it is written (a last line
     without a newline too). Without `on_line` stdout goes straight to its file. The stderr file
-    exists only when the process wrote to stderr."""
+    exists only when the process wrote to stderr. `paused` says how long the process has waited
+    for a person (the agent's ask_human tool): that time is added to the timeout."""
     stdout_path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):  # an earlier process's log is not this one's
         stderr_path.unlink()
@@ -286,7 +288,7 @@ def run_process(
         )
         try:
             spawned(proc.pid)
-            timed_out = _supervise(proc, out, err, deadline, stdin_data, _Lines(on_line))
+            timed_out = _supervise(proc, out, err, deadline, stdin_data, _Lines(on_line), paused)
         except BaseException:
             kill_group(proc)
             raise
@@ -355,6 +357,7 @@ def _supervise(
     deadline: float | None,
     stdin_data: bytes | None,
     lines: _Lines,
+    paused: Callable[[], float] | None = None,
 ) -> bool:
     """Feed stdin, copy stdout to `out` line by line and stderr to `err`, until exit and EOF;
     True on timeout."""
@@ -370,11 +373,16 @@ def _supervise(
             os.set_blocking(proc.stdin.fileno(), False)
             sel.register(proc.stdin, selectors.EVENT_WRITE, "in")
         exited = timed_out = False
+        held = 0.0
         while _reading(sel) or not exited:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 if exited:
                     break  # a descendant holds stdout open past the grace: stop reading
+                if deadline is not None and paused is not None and paused() > held:
+                    extra = max(paused() - held, 1.0)  # checked at most once a second meanwhile
+                    deadline, held = deadline + extra, held + extra
+                    continue
                 timed_out = True
                 kill_group(proc)
                 exited, deadline = True, time.monotonic() + EOF_GRACE
