@@ -53,6 +53,18 @@ class CodexOptions(AgentOptions):
     cli_path: str | None = None
 
 
+def flat(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested tables as dotted keys (`{"a": {"b": 1}}` → `{"a.b": 1}`): a `-c` override of a
+    whole table would replace it (the settings loader nests the dotted keys of `[codex.config]`)."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, Mapping) and value:
+            out |= flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def toml_value(value: Any) -> str:
     """A `-c key=value` value: JSON strings, numbers, booleans and arrays are valid TOML."""
     return json.dumps(value)
@@ -75,7 +87,7 @@ def build_argv(cli: str, ctx: AttemptContext, opts: Mapping[str, Any]) -> list[s
         config["sandbox_mode"] = str(opts.get("sandbox") or "workspace-write")
     if opts.get("append_system_prompt"):
         config["developer_instructions"] = str(opts["append_system_prompt"])
-    config |= dict(opts.get("config") or {})
+    config |= flat(dict(opts.get("config") or {}))
 
     argv = [cli, "exec"]
     if ctx.resume_session:

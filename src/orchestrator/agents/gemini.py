@@ -221,11 +221,11 @@ class GeminiAgent(CLIAgent):
         return error + (f": {stderr}" if stderr else "")
 
     def platform_kind(self, error: str, exit_code: int) -> str | None:
-        """The exit code first (41: authentication, 53: turn limit, an API error's HTTP status
-        modulo 256), then the message."""
+        """Exits 41 (authentication) and 53 (turn limit) whatever the message says; then the
+        message (a 429 may be a daily quota); then an API error's HTTP status (exit modulo 256)."""
         if exit_code in EXIT_KINDS:
             return EXIT_KINDS[exit_code]
-        return kind_of_status(HTTP_EXITS.get(exit_code)) or kind_of(error)
+        return kind_of(error) or kind_of_status(HTTP_EXITS.get(exit_code))
 
     def attempt(self, ctx: AttemptContext, opts: dict[str, Any], cli: str) -> AgentResult:
         env_overrides = dict(opts.get("env") or {})

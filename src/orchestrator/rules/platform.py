@@ -223,6 +223,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "quota",
         re.compile(
             r"insufficient_quota|exceeded your current quota|quota (?:exceeded|exhausted)|"
+            r"exhausted (?:your|the) (?:\w+ )?quota|"
             r"Quota exceeded|quota metric|RESOURCE_EXHAUSTED|ResourceExhausted",
             re.I,
         ),
@@ -236,7 +237,11 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "overloaded",
-        re.compile(r"\b529\b|overloaded|\b503\b|Service ?Unavailable|UNAVAILABLE", re.I),
+        re.compile(
+            r"\b529\b|overloaded|\b503\b|Service ?Unavailable|UNAVAILABLE|experiencing high demand|"
+            r"temporar(?:y|ily) (?:errors?|unavailable)|capacity constraints",
+            re.I,
+        ),
     ),
     (
         "stream_disconnected",
@@ -356,7 +361,9 @@ def reset_time(text: str, *, now: float | None = None) -> float | None:
                 continue
             return day.replace(hour=hour, minute=minute).timestamp()
         at = base.replace(hour=hour, minute=minute, second=0, microsecond=0)
-        if at.timestamp() <= now - 60:
+        if (
+            at.timestamp() <= now - 600
+        ):  # minutes ago is "now" (a rounded time); hours ago, tomorrow
             at += timedelta(days=1)
         return at.timestamp()
     return None
@@ -365,7 +372,7 @@ def reset_time(text: str, *, now: float | None = None) -> float | None:
 # -- platform errors in final text --------------------------------------------------------------
 _SELF_EVIDENT = re.compile(
     r"Claude AI usage limit reached|\b(?:usage|session|weekly|\d+-hour) limit (?:reached|hit)|"
-    r"You'?ve hit your (?:usage )?limit|Credit balance is too low|Invalid API key\s*·|"
+    r"You['’]?ve hit your (?:usage )?limit|Credit balance is too low|Invalid API key\s*·|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
