@@ -21,6 +21,7 @@ from orchestrator.loops import LoopDetector, LoopDetectorConfig, similarity
 from orchestrator.models import Category, ConfigError
 from orchestrator.rules.external import external_line
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
+from orchestrator.rules.platform import find_platform_error
 from orchestrator.rules.signals import ESCALATIONS
 
 __all__ = [
@@ -119,6 +120,10 @@ def _rules(
     latest = tail(attempt_history[-1], SCAN_CHARS)
     loop = None if loops_checked else LoopDetector(config).check(attempt_history, task_id=task_id)
 
+    platform = _platform(latest)
+    if platform is not None:
+        return platform, platform.decision == "escalate"
+
     external = external_line(latest)
     if external is not None:
         reason = (
@@ -163,6 +168,27 @@ def _rules(
         confident = False
         reason += f"; attempt {attempt_count} reached max_task_attempts={config.max_task_attempts}"
     return RetryDecision("retry", reason, guidance, confident=confident), False
+
+
+def _platform(latest: str) -> RetryDecision | None:
+    """The agent platform's own error (`rules.platform`, the table the judge and the adapters
+    use): a key, credit, a quota, a rate or usage limit (the judge waits or backs off before the
+    brain is asked) → escalate with the table's why; a transient one (overloaded, a dropped
+    stream, a 5xx) or max turns → retry."""
+    err = find_platform_error(latest, tail=None)
+    if err is None:
+        return None
+    spec, said = err.spec, quote(err.message, 160)
+    if not spec.transient:
+        return RetryDecision("escalate", f"{spec.why} (`{said}`)", None, category=spec.category)
+    if spec.guidance:
+        return RetryDecision("retry", f"{spec.why} (`{said}`)", spec.guidance)
+    return RetryDecision(
+        "retry",
+        f"A temporary error of the agent's model API, not of the code (`{said}`)",
+        "The previous attempt was cut off by a temporary error of the model API, not by the "
+        "code: continue the task from where it stopped (its changes are still there).",
+    )
 
 
 def rules_decision(

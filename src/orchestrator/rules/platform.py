@@ -400,10 +400,14 @@ _RETRYING = re.compile(r"\b(?:retrying|reconnecting)\b[^\n]{0,20}\d+\s*/\s*\d+",
 TAIL_LINES = 6
 
 
-def find_platform_error(text: str, *, now: float | None = None) -> PlatformError | None:
-    """The agent platform's own error in the last lines of an output (where a platform prints it
-    when the session ends), with its reset time when the text names one; None otherwise."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-TAIL_LINES:]
+def find_platform_error(
+    text: str, *, now: float | None = None, tail: int | None = TAIL_LINES
+) -> PlatformError | None:
+    """The agent platform's own error in the last `tail` lines of an output (where a platform
+    prints it when the session ends; None: anywhere, for an error summary), with its reset time
+    when the text names one; None otherwise."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    lines = lines[-tail:] if tail else lines
     for k in range(len(lines) - 1, -1, -1):
         line = lines[k]
         if not (_SELF_EVIDENT.search(line) or _ERROR_SHAPE.search(line)):
