@@ -22,6 +22,7 @@ from orchestrator.config import Settings
 from orchestrator.gates import GateResult
 from orchestrator.interpret import Interpretation, interpret
 from orchestrator.interpret.model import why_sentence
+from orchestrator.interpret.uncertain import fallback_question
 from orchestrator.llm import LLMBackend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
 from orchestrator.models import Task
@@ -177,7 +178,7 @@ class Judge:
                 interp.why or "the agent needs a decision",
                 error_summary=failure_text(result, gates, interp) if gates_failed else None,
                 escalation=EscalationDraft(
-                    question=interp.question or "The agent needs a decision; see its output.",
+                    question=interp.question or fallback_question(result.output),
                     asker="agent",
                     options=list(interp.options),
                     recommendation=interp.recommendation,

@@ -22,6 +22,7 @@ from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
 from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
 from orchestrator.interpret.text import tail_text as tail_prose
+from orchestrator.interpret.uncertain import uncertainty_question
 from orchestrator.llm import LLMBackend
 from orchestrator.models import Category, Verdict
 
@@ -139,7 +140,9 @@ def interpret_rules(text: str) -> Interpretation:
             question = (
                 reading.question.text
                 if reading.question
-                else _blocker_sentence(tail_text) or cat_ev
+                else uncertainty_question(_paragraphs(tail_text))
+                or _blocker_sentence(tail_text)
+                or cat_ev
             )
         options = marked.options or extract_options(
             text
@@ -195,6 +198,8 @@ def interpret_rules(text: str) -> Interpretation:
             if ASK.search(s) and DESTRUCTIVE_VERB.search(s)
         ]
         question = asks[-1] if asks else f"Approve running `{cat_ev}`?"
+    if not question and reading.uncertain:  # seed 000's fallback, as a real question
+        question = uncertainty_question(_paragraphs(tail_text))
     if not question:
         question = _blocker_sentence(_paragraphs(tail_text)) or cat_ev
     anchor = q.line if q else (tail[-1].no if tail else None)
