@@ -33,3 +33,25 @@ def load_cases(root: Path) -> list[Case]:
         meta = yaml.safe_load(header) or {}
         cases.append(Case(path, path.parent.name, meta, text))
     return cases
+
+
+def unsure_rates(cases: list[Case], got: list[Any]) -> str:
+    """How often the rules are unsure on a corpus — the LLM call rate a user pays for: with
+    `--llm` the interpreter asks the LLM on every output the rules are unsure of; with
+    `--brain auto` the brain asks it on every failed attempt whose rules decision is unsure (the
+    failure text here is the judge's for an attempt without gates)."""
+    from orchestrator.brain import rules_decision
+
+    unsure = sum(1 for g in got if not g.confident)
+    failed = [(c, g) for c, g in zip(cases, got, strict=True) if g.verdict == "failed"]
+    brain_unsure = 0
+    for c, _g in failed:
+        text = "The agent reported failure:\n" + "\n".join(c.text.strip().splitlines()[-20:])
+        if not rules_decision(c.path.stem, c.path.stem, [text], 1).confident:
+            brain_unsure += 1
+    n, m = len(cases), len(failed)
+    return (
+        f"rules unsure (LLM calls with --llm): {unsure}/{n} = {unsure / n:.1%} of outputs; "
+        f"brain unsure (LLM calls with --brain auto): {brain_unsure}/{m} = "
+        f"{brain_unsure / m if m else 0:.1%} of attempts judged failed"
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.corpus_cases import Case, load_cases
+from tests.corpus_cases import Case, load_cases, unsure_rates
 
 from orchestrator.interpret import Interpretation, interpret
 
@@ -139,6 +139,7 @@ def _mistakes(results: Results) -> str:
 def test_per_class_accuracy(results: Results) -> None:
     table, recall, _overall, _cat = _table(results)
     print(table)
+    print(unsure_rates(results.cases, results.got))
     print("misjudged:\n" + _mistakes(results))
     for cls, minimum in MIN_RECALL.items():
         assert minimum >= 0.85

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.corpus_cases import Case, load_cases
+from tests.corpus_cases import Case, load_cases, unsure_rates
 
 from orchestrator.interpret import Interpretation, interpret
 
@@ -150,6 +150,7 @@ def test_holdout_accuracy(scores: Scores) -> None:
         f"extraction (cases judged needs_human): {ok}/{checks} option counts/recommendations right"
     )
     print("\n".join(misses))
+    print(unsure_rates([c for c, _ in scores.pairs], [g for _, g in scores.pairs]))
     print("misjudged:\n" + scores.mistakes())
     assert MIN_VERDICT_ACCURACY <= MEASURED_VERDICT_ACCURACY - 0.10
     assert scores.verdict_accuracy >= MIN_VERDICT_ACCURACY, scores.mistakes()
