@@ -99,6 +99,14 @@ class Web:
         esc_id = request.path_params["esc_id"]
         return await run_in_threadpool(self.answer, esc_id, body)
 
+    async def metrics(self, request: Request) -> Response:
+        """The store's metrics in Prometheus's text format, read afresh on every scrape (the SQL
+        runs in a worker thread). prometheus-client is imported on the first scrape only."""
+        from orchestrator.prometheus import CONTENT_TYPE, exposition
+
+        body = await run_in_threadpool(exposition, self.store)
+        return Response(body, media_type=CONTENT_TYPE)
+
     def answer(self, esc_id: int, body: Any) -> Response:
         """Validate, record (first answer wins), then resume the run if nobody holds it."""
         if not isinstance(body, dict):
@@ -161,6 +169,7 @@ class Web:
             Route("/api/runs/{run_id}", self.api_run),
             Route("/api/escalations", self.api_escalations),
             Route("/api/escalations/{esc_id:int}/answer", self.api_answer, methods=["POST"]),
+            Route("/metrics", self.metrics),
             Mount("/static", StaticFiles(directory=static), name="static"),
         ]
 

@@ -64,6 +64,9 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")
+        if not self.loopback and self.token is None:  # `serve` always makes one; fail closed
+            await _refuse(send, 403, "off loopback this server needs a token; none is set")
+            return
         if self.loopback and self.token is None and host_name(host) not in LOOPBACK_NAMES:
             await _refuse(send, 421, f"this page answers to 127.0.0.1 or localhost, not {host!r}")
             return
