@@ -2,9 +2,9 @@
 adapter serves for one attempt, and how each agent's own MCP configuration names the server.
 
     with HumanChannel(ctx, "codex") as channel:
-        argv += codex_overrides(channel)           # or gemini_settings / claude_servers
-        proc = run_process(argv, ...)
-    result = channel.apply(result)                  # the question and the reported status
+        config |= codex_config(channel)       # or gemini_home(channel, env) / claude_servers(channel)
+        proc = run_process(argv, ..., paused=channel.waited)
+    result = channel.apply(result)            # the question and the reported status
 
 The agent starts the MCP server as its child; the server connects back to a Unix socket in a
 private (0700) temporary folder — short, so the path fits the socket limit wherever the attempt
@@ -127,8 +127,11 @@ class HumanChannel:
         except (ValueError, TypeError, AttributeError) as e:  # the tool's error, for the model
             reply = {"error": str(e) if tool != "?" else f"bad request: {e}"}
         self._log({"tool": tool, "args": args, **reply})
-        out.write(json.dumps(reply).encode() + b"\n")
-        out.flush()
+        try:
+            out.write(json.dumps(reply).encode() + b"\n")
+            out.flush()
+        except OSError as e:  # the agent is gone (killed, timed out): nobody reads the answer
+            self._log({"event": "reply_lost", "error": repr(e)})
 
     def ask(self, args: dict[str, Any]) -> str:
         q = question_of(args, self.agent)
