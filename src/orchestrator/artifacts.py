@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,26 @@ def state_dir_for(url: str) -> Path:
 def run_folder(settings_json: dict[str, Any], run_id: str) -> Path:
     """The run's own folder, from the `state_dir` it recorded when it started."""
     return Path(settings_json.get("state_dir") or home_dir()) / "runs" / run_id
+
+
+_writer: ThreadPoolExecutor | None = None
+
+
+def beside(write: Callable[..., None], *args: Any, **kwargs: Any) -> Future[None]:
+    """Run a file write on the one writer thread, in order, while the caller waits on something
+    else (a durable commit); `.result()` before anything needs the file. Creating a file or a
+    folder is a metadata write: alone ~40 µs, but ~1 ms while other processes' fsyncs hold the
+    file system's journal, as long as the commit it can overlap."""
+    global _writer
+    if _writer is None:
+        _writer = ThreadPoolExecutor(1, thread_name_prefix="orchestrator-files")
+    return _writer.submit(write, *args, **kwargs)
+
+
+def write_text(path: Path, text: str) -> None:
+    """A new file, its folder created when missing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def write_json(path: Path, data: Any, *, atomic: bool = True) -> None:

@@ -160,21 +160,8 @@ class RunLock(StoreBase):
         if attempt is not None:
             stmt = _RECORD_GROUP_OF
             params |= {"w_task": attempt[0], "w_number": attempt[1]}
-        if not self.url.startswith("sqlite"):
-            with self.tx() as conn:
-                hot(conn, stmt, params)
-            return
-        # Only a runner's own death must not lose this row, and SQLite's WAL keeps a commit through
-        # that without a sync; the fsync of a durable commit would be a third one per attempt.
-        with self.engine.connect() as conn:
-            driver = conn.connection.driver_connection  # the PRAGMAs open no transaction
-            assert driver is not None
-            driver.execute("PRAGMA synchronous=NORMAL")
-            try:
-                with conn.begin():
-                    hot(conn, stmt, params)
-            finally:
-                driver.execute("PRAGMA synchronous=FULL")
+        with self.quick_tx() as conn:  # only a runner's own death must not lose it
+            hot(conn, stmt, params)
 
     def reap_processes(self, run_id: str) -> list[int]:
         """Kill what a cut-off runner started that still runs: the groups of attempts without a

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from orchestrator import asking, history
 from orchestrator.agents.base import Agent, AgentEvent, AgentResult, AttemptContext, HumanQuestion
 from orchestrator.agents.process import supervised
-from orchestrator.artifacts import run_folder, write_json
+from orchestrator.artifacts import beside, run_folder, write_json, write_text
 from orchestrator.config import Settings
 from orchestrator.console import fmt_cost
 from orchestrator.events import (
@@ -277,6 +277,7 @@ class Runner:
             self.statuses[task.id] = rule.status
             self.failed = self.failed or rule.status == "FAILED"
         if finished is not None:
+            finished.saved()  # decision.json, written while the step was recorded
             self.spent += finished.result.cost_usd or 0.0
             for event in finished.events(self.run_id, task.id, row):
                 self.emit(event)
@@ -348,19 +349,20 @@ class Runner:
         ):
             options["approved_commands"] = approved
         model = options.get("model")
-        number = self.store.begin_attempt(
-            self.run_id, task.id, self.folder / task.id, self.agent.name, model
-        )
-        self.attempt_key = (task.id, number)
-        self.emit(AttemptStarted(self.run_id, task.id, number, self.agent.name, model))
-        adir = self.folder / task.id / f"attempt-{number}"
-        adir.mkdir(parents=True, exist_ok=True)
         gates = [*task.verify, *self.settings.gates.commands]
         resume_session = row["session_id"] if row["guidance"] else None
         prompt = history.attempt_prompt(
             self.store, self.run_id, self.plan, task, row, failures, gates, resume_session
         )
-        (adir / "prompt.md").write_text(prompt, encoding="utf-8")
+        number = self.store.next_attempt(self.run_id, task.id)
+        adir = self.folder / task.id / f"attempt-{number}"
+        files = beside(write_text, adir / "prompt.md", prompt)  # while the attempt is recorded
+        self.store.begin_attempt(
+            self.run_id, task.id, self.folder / task.id, self.agent.name, model, number
+        )
+        self.attempt_key = (task.id, number)
+        self.emit(AttemptStarted(self.run_id, task.id, number, self.agent.name, model))
+        files.result()  # before the agent starts
 
         def on_event(ev: AgentEvent) -> None:
             self.emit(AgentActivity(self.run_id, task.id, number, ev))
@@ -386,23 +388,11 @@ class Runner:
         state = TaskState(failures, row["level"], row["level_attempts"])
         state.backoffs = lambda: history.backoffs(self.store, self.run_id, task.id)
         d = self.judge.decide(task, result, checks, state, max_attempts=self.attempt_cap(task))
-        write_json(
-            adir / "decision.json",
-            {
-                "action": d.action,
-                "verdict": d.verdict,
-                "reason": d.reason,
-                "guidance": d.guidance,
-                "gates": [
-                    {"command": g.command, "exit_code": g.exit_code, "log": str(g.log_path)}
-                    for g in checks
-                ],
-            },
-            atomic=False,
+        done = Finished(number, d, result, self.agent.name, model, self.attempt_cap(task), row)
+        done.files = beside(
+            write_json, adir / "decision.json", done.decision_file(checks), atomic=False
         )
-        return d.outcome, Finished(
-            number, d, result, self.agent.name, model, self.attempt_cap(task), row
-        )
+        return d.outcome, done
 
     def gates(self, task: Task, number: int, commands: list[str], adir: Path) -> list[GateResult]:
         results = run_gates(commands, self.workdir, adir / "gates", self.settings.gates.timeout)

@@ -3,7 +3,8 @@ being applied (`Applying`). The runner hands either to its one `transition`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.agents.base import AgentResult
@@ -14,6 +15,7 @@ from orchestrator.events import (
     LevelReached,
     LoopDetected,
 )
+from orchestrator.gates import GateResult
 from orchestrator.humans import Answer
 from orchestrator.judge import Decision
 from orchestrator.rows import EscalationRow, TaskRow
@@ -33,6 +35,12 @@ class Finished:
     """Attempts allowed at this ladder level (max_attempts, or max_e2e_fix_attempts)."""
     row: TaskRow
     """The task as it was before the attempt (counters, guidance)."""
+    files: Future[None] | None = field(default=None, compare=False)
+    """Its decision.json being written beside the record (`saved` waits for it)."""
+
+    def saved(self) -> None:
+        if self.files is not None:
+            self.files.result()
 
     @property
     def failed(self) -> bool:
@@ -55,6 +63,20 @@ class Finished:
             "error_summary": d.error_summary,
             "decision": d.action,
             "guidance": d.guidance,
+        }
+
+    def decision_file(self, checks: list[GateResult]) -> dict[str, Any]:
+        """decision.json: the judge's decision and the gates it read."""
+        d = self.decision
+        return {
+            "action": d.action,
+            "verdict": d.verdict,
+            "reason": d.reason,
+            "guidance": d.guidance,
+            "gates": [
+                {"command": g.command, "exit_code": g.exit_code, "log": str(g.log_path)}
+                for g in checks
+            ],
         }
 
     def payload(self) -> dict[str, Any]:

@@ -157,9 +157,16 @@ class Store(RunLock, EscalationTable):
 
     # -- events -------------------------------------------------------------------------------
     def add_event(
-        self, run_id: str, kind: str, payload: dict[str, Any], task_id: str | None = None
+        self,
+        run_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        task_id: str | None = None,
+        *,
+        durable: bool = True,
     ) -> None:
-        with self.tx() as conn:
+        """`durable=False`: see `quick_tx` (for what can be recovered without the row)."""
+        with self.tx() if durable else self.quick_tx() as conn:
             self._event(conn, run_id, kind, payload, task_id)
 
     def events(self, run_id: str, kind: str | None = None) -> list[Row]:
@@ -306,13 +313,28 @@ class Store(RunLock, EscalationTable):
         hot(conn, _UPDATE_TASK, params | storable(values))
 
     # -- attempts -------------------------------------------------------------------------------
+    def next_attempt(self, run_id: str, task_id: str) -> int:
+        """The number the task's next attempt gets (only the runner holding the lock adds one)."""
+        with self.engine.connect() as conn:
+            return (
+                int(hot(conn, _LAST_NUMBER, {"run_id": run_id, "task_id": task_id}).fetchone()[0])
+                + 1
+            )
+
     def begin_attempt(
-        self, run_id: str, task_id: str, artifact_dir: Path, agent: str, model: str | None = None
+        self,
+        run_id: str,
+        task_id: str,
+        artifact_dir: Path,
+        agent: str,
+        model: str | None = None,
+        number: int | None = None,
     ) -> int:
-        """Record the attempt before the agent starts, so a crash mid-attempt is visible afterwards."""
+        """Record the attempt before the agent starts, so a crash mid-attempt is visible afterwards.
+        `number` is `next_attempt`'s, read earlier (a second runner's would break the unique key)."""
         with self.tx() as conn:
             key = {"run_id": run_id, "task_id": task_id}
-            n = int(hot(conn, _LAST_NUMBER, key).fetchone()[0]) + 1
+            n = number or int(hot(conn, _LAST_NUMBER, key).fetchone()[0]) + 1
             hot(
                 conn,
                 _INSERT_ATTEMPT,

@@ -276,11 +276,13 @@ def run_process(
         stderr_path.unlink()
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
-    with stdout_path.open("wb", buffering=0) as out, _LazyFile(stderr_path) as err:
+    with contextlib.ExitStack() as files:
+        err = files.enter_context(_LazyFile(stderr_path))
+        out = None if on_line is not None else files.enter_context(_create(stdout_path))
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
-            stdout=subprocess.PIPE if on_line is not None else out,
+            stdout=subprocess.PIPE if out is None else out,
             stderr=subprocess.PIPE,
             stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
             env=marked_env(env),
@@ -288,6 +290,8 @@ def run_process(
         )
         try:
             spawned(proc.pid)
+            if out is None:  # read from a pipe: its file is created while the process starts
+                out = files.enter_context(_create(stdout_path))
             timed_out = _supervise(proc, out, err, deadline, stdin_data, _Lines(on_line), paused)
         except BaseException:
             kill_group(proc)
@@ -301,6 +305,10 @@ def run_process(
     return ProcessResult(
         proc.returncode, stdout_path, stderr_path, time.monotonic() - start, timed_out
     )
+
+
+def _create(path: Path) -> BinaryIO:
+    return path.open("wb", buffering=0)
 
 
 class _LazyFile:
