@@ -270,6 +270,7 @@ def test_exposition_is_prometheus_text(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'state.db'}")
     _seed(store, tmp_path)
     families = {f.name: f for f in text_string_to_metric_families(exposition(store).decode())}
+    store.close()
     assert families["orchestrator_escalations"].type == "counter"
     assert families["orchestrator_human_wait_seconds"].type == "histogram"
     samples = {
@@ -312,6 +313,7 @@ def test_metrics_needs_the_token_off_loopback(tmp_path: Path) -> None:
     with TestClient(loopback, base_url="http://127.0.0.1:8765") as client:
         assert client.get("/metrics").status_code == 200  # open on loopback
         assert client.get("/metrics", headers={"Host": "evil.example:8765"}).status_code == 421
+    store.close()
 
 
 # -- a real Prometheus scraping a real `orchestrator serve` ----------------------------------------
@@ -437,7 +439,9 @@ def test_prometheus_scrapes_seed_000_scenarios(tmp_path: Path) -> None:
         }
         assert ("cli", "ambiguous_requirements") in series and ("none", "none") in series
         # Prometheus holds what the store says (the runs are over: nothing changes any more)
-        now = {m.name: m for m in metrics.read(Store(f"sqlite:///{tmp_path / 'state.db'}"))}
+        store = Store(f"sqlite:///{tmp_path / 'state.db'}")
+        now = {m.name: m for m in metrics.read(store)}
+        store.close()
         for verdict in ("failed", "needs_human", "completed"):
             want = now["orchestrator_attempts_total"].value(agent="replay", verdict=verdict)
             got = query(f'orchestrator_attempts_total{{agent="replay",verdict="{verdict}"}}')

@@ -123,7 +123,7 @@ class HasEngine(Protocol):
 
 
 def read(store: HasEngine) -> list[Series]:
-    """Every metric, from one connection and six aggregate queries."""
+    """Every metric, from one connection and five aggregate queries."""
     with store.engine.connect() as conn:
         return [
             *_escalation_series(conn),
