@@ -124,6 +124,21 @@ def test_claude_overloaded_529_backs_off_without_spending_an_attempt(tmp_path: P
 
 @pytest.mark.claude
 @needs_claude_binary
+def test_claude_rate_limit_naming_its_reset_waits_then_completes(tmp_path: Path) -> None:
+    limit = Fail(429, message="Rate limit exceeded. Please try again in 2 seconds.")
+    script = [limit, claude_write(tmp_path), "Created hello.py."]
+    with AnthropicServer(script) as server:
+        started = time.monotonic()
+        store = run(tmp_path, "claude", claude_options(server, tmp_path))
+    rows = attempts(store)
+    assert [a["decision"] for a in rows] == ["wait", "complete"]
+    assert rows[0]["verdict"] == "rate_limited" and "429" in (rows[0]["error_summary"] or "")
+    assert time.monotonic() - started >= 1.5  # it slept until the reset
+    assert task_row(store)["attempts_since_resume"] == 0
+
+
+@pytest.mark.claude
+@needs_claude_binary
 def test_claude_invalid_key_401_asks_a_person_with_the_why(tmp_path: Path) -> None:
     with AnthropicServer([], when_exhausted=Fail(401, message="invalid x-api-key")) as server:
         store = run(tmp_path, "claude", claude_options(server, tmp_path))
@@ -174,8 +189,9 @@ def codex_options(server: ResponsesServer, tmp: Path) -> dict[str, Any]:
 CODEX_WRITE = ToolCall("exec_command", {"cmd": "printf 'print(1)\\n' > hello.py"})
 
 
-def test_codex_usage_limit_with_a_reset_time_waits_then_completes(tmp_path: Path) -> None:
-    # the body of a plan's usage limit: Codex prints "… or try again at 12:00 PM" (local time)
+def test_codex_usage_limit_already_reset_backs_off_then_completes(tmp_path: Path) -> None:
+    # a plan's usage limit: Codex prints "… or try again at 12:00 PM" (local time, minutes only);
+    # a reset time already past is backed off from (briefly, not counted), never spun on
     limit = Fail(
         429,
         body={
@@ -183,18 +199,15 @@ def test_codex_usage_limit_with_a_reset_time_waits_then_completes(tmp_path: Path
                 "type": "usage_limit_reached",
                 "message": "The usage limit has been reached",
                 "plan_type": "plus",
-                "resets_at": int(time.time()) - 30,
+                "resets_at": int(time.time()) - 90,
             }
         },
     )
     with ResponsesServer([limit, CODEX_WRITE, Text("Created hello.py")]) as server:
         store = run(tmp_path, "codex", codex_options(server, tmp_path))
     rows = attempts(store)
-    assert [a["decision"] for a in rows] == ["wait", "complete"]
-    assert rows[0]["verdict"] == "rate_limited"
     assert "try again at" in (rows[0]["error_summary"] or "")
-    assert task_row(store)["status"] == "COMPLETED"
-    assert task_row(store)["attempts_since_resume"] == 0
+    assert_backed_off_then_done(store, 1)
 
 
 def test_codex_usage_limit_resetting_too_late_asks_a_person(tmp_path: Path) -> None:

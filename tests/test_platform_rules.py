@@ -4,12 +4,19 @@ same table (issue 11 §1)."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from orchestrator.agents.base import AgentResult
 from orchestrator.brain import rules_decision
+from orchestrator.config import Settings
+from orchestrator.gates import GateResult
 from orchestrator.interpret import interpret
+from orchestrator.judge import Decision, Judge, TaskState
+from orchestrator.models import Task
 from orchestrator.rules.platform import (
     KINDS,
     PlatformError,
@@ -142,3 +149,34 @@ def test_brain_knows_them_too() -> None:
     assert d.decision == "retry" and "temporary error" in (d.guidance_for_retry or "")
     d = rules_decision("1", "t", ["Agent error: Error: Reached max turns (10)"], 1)
     assert d.decision == "retry" and "ran out of turns" in (d.guidance_for_retry or "")
+
+
+def _judge_decide(
+    result: AgentResult, gates: list[GateResult] | None = None, backoffs: int = 0
+) -> Decision:
+    state = TaskState([])
+    state.backoffs = lambda: backoffs
+    return Judge(Settings(rate_limit_wait=900.0)).decide(
+        Task(id="1", title="t"), result, gates or [], state
+    )
+
+
+def test_judge_acts_on_the_table(tmp_path: Path) -> None:
+    soon = PlatformError("usage_limit", "limit", time.time() + 30)
+    d = _judge_decide(AgentResult("", 1, error="limit", platform=soon))
+    assert d.outcome == "wait" and d.wait_until == soon.retry_at
+    stale = PlatformError("usage_limit", "Claude AI usage limit reached|1751338800", 1751338800.0)
+    assert _judge_decide(AgentResult("", 1, platform=stale)).outcome == "backoff"  # never spins
+    over = PlatformError("overloaded", "API Error: 529")
+    assert _judge_decide(AgentResult("", 1, platform=over), backoffs=2).outcome == "backoff"
+    d = _judge_decide(AgentResult("", 1, platform=over), backoffs=3)
+    assert d.outcome == "escalate" and d.escalation is not None
+    assert (
+        d.escalation.category == "external_service" and d.escalation.why == KINDS["overloaded"].why
+    )
+    passed = GateResult("pytest", 0, tmp_path / "log", "", 0.1)
+    assert _judge_decide(AgentResult("", 1, platform=over), [passed]).outcome == "complete"
+    # found in the text when the structure said nothing
+    d = _judge_decide(AgentResult("Working.\n\nCredit balance is too low", 0))
+    assert d.outcome == "escalate" and d.escalation is not None
+    assert d.escalation.why == KINDS["billing"].why and d.escalation.detail["platform"] == "billing"

@@ -12,6 +12,7 @@ escalation signals), shared with the interpreter, the consultant and the agent a
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -175,7 +176,11 @@ def _platform(latest: str) -> RetryDecision | None:
     use): a key, credit, a quota, a rate or usage limit (the judge waits or backs off before the
     brain is asked) → escalate with the table's why; a transient one (overloaded, a dropped
     stream, a 5xx) or max turns → retry."""
-    err = find_platform_error(latest, tail=None)
+    said_by_agent = re.search(r"^Agent error: (.+?)(?:\n\n|\Z)", latest, re.M | re.S)
+    if said_by_agent:  # the judge's failure text: the agent's own error, not the gates' logs
+        err = find_platform_error(said_by_agent.group(1), tail=None)
+    else:
+        err = find_platform_error(latest)
     if err is None:
         return None
     spec, said = err.spec, quote(err.message, 160)

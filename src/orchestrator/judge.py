@@ -261,11 +261,15 @@ class Judge:
     ) -> Decision | None:
         """The agent platform's own error, through `rules.platform.KINDS`: wait for a near reset,
         back off from a transient error without spending the attempt, or ask a person. None for
-        `retry` (an ordinary failed attempt, judged below) and when the gates passed anyway."""
+        `retry` (an ordinary failed attempt, judged below). Gates that pass outrank the error: the
+        work is verified, the error came after it. A reset time already past (a stale message) is
+        backed off from like a transient error, so a repeated one cannot spin."""
         if gates and all(g.passed for g in gates):
-            return None  # the work is verified: the error came after it
+            return Decision("complete", "completed", f"gates passed (then: {err.message[:200]})")
         now = time.time()
         action = action_for(err, wait_cap=self.settings.rate_limit_wait, now=now)
+        if action == "wait" and (err.retry_at or 0) <= now:
+            action = "backoff"
         label = err.kind.replace("_", " ")
         summary = f"Agent error: {err.message}"
         if action == "wait" and err.retry_at is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.rules.platform import PlatformError, kind_of, kind_of_status
+from orchestrator.rules.platform import PlatformError, kind_of, kind_of_status, reset_time
 
 ERROR_KINDS = {
     "authentication_failed": "authentication",
@@ -22,7 +22,8 @@ def platform_error(
 ) -> PlatformError | None:
     """Claude Code's structure → a platform error: a rejected rate-limit event (a plan's usage
     limit, with its reset), the result's `error_max_turns`, its API status, the assistant
-    message's error code; the message only names the kind when the structure does not."""
+    message's error code; the message only names the kind when the structure does not, and
+    the reset time when it says one ("Please try again in 2 seconds")."""
     status = getattr(r, "api_error_status", None)
     if limit is not None:
         limited = "usage_limit" if limit.get("rate_limit_type") else "rate_limit"
@@ -35,7 +36,7 @@ def platform_error(
         kind = kind_of_status(status) or ERROR_KINDS.get(code or "") or kind_of(text)
     if kind is None:
         return None
-    return PlatformError(kind, text, None, status, "claude result", "Claude Code")
+    return PlatformError(kind, text, reset_time(text), status, "claude result", "Claude Code")
 
 
 def result_error_text(r: Any) -> str:
