@@ -5,8 +5,8 @@ What aider prints is read line by line for the live line and the result: `Applie
 `Creating empty file X`, `Running CMD`, `Tokens: 1.2k sent, 40 received.` (tokens as aider
 reports them: the API's usage when it gives one, else aider's own estimate — always with
 streaming — rounded above 1000), `Cost: $0.01 message, …` (only for models with known prices) and `litellm.<Kind>Error: …`
-(aider exits 0 after an API error, so that line is the only sign; auth/permission/quota errors
-become an `external_service` question).
+(aider exits 0 after an API error, so that line is the only sign; its kind — rate limit, bad
+key, credit, overloaded, connection — is a `rules.platform` kind the judge acts on).
 
 Resume: aider has no session ids; its chat history file is the session. The session id is the
 path of this attempt's `aider.chat.md`; resuming copies it into the new attempt's folder and

@@ -5,7 +5,9 @@ Events read (codex-cli 0.169): `thread.started` (thread id → session id), `tur
 `item.started`/`item.completed` with `command_execution`, `file_change`, `mcp_tool_call`,
 `web_search` (→ live line) and `agent_message` (→ final text), `turn.completed` (usage),
 `turn.failed` and `error` (→ error; `Reconnecting... n/m` errors are Codex's own retries).
-401/403/quota errors come back as an `external_service` question. On resume, Codex reports
+Their error messages become a `rules.platform` kind (bad key, usage limit with its reset,
+high demand, dropped stream, …) that the judge waits for, backs off from or asks a person
+about. On resume, Codex reports
 the thread's cumulative usage, not the new turn's.
 
 Options (constructor defaults, overridden by `ctx.options`): `model`; `sandbox` (default
