@@ -180,6 +180,15 @@ def kind_of_status(status: int | None) -> str | None:
     return STATUS_KINDS.get(status) if status is not None else None
 
 
+def _code(status: str) -> str:
+    """A status code where it reads as one: `status: 429`, `HTTP 503`, `API Error: 529`,
+    `"code":429`, `(429)`, `401 Unauthorized` — not any number in a message."""
+    return (
+        rf"(?:\b(?:status(?: code)?|HTTP|code|API Error|[Ee]rror)\W{{0,4}}|\()(?:{status})\b|"
+        rf"\b(?:{status})\s+(?-i:[A-Z][a-z])"
+    )
+
+
 _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "billing",
@@ -197,7 +206,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"authentication_error|authentication_failed|AuthenticationError|UNAUTHENTICATED|"
             r"(?:oauth|access|auth(?:entication)?) token (?:has |is )?(?:expired|invalid|revoked)|"
             r"token (?:has )?expired|please run /login|run `?/login|not logged in|login required|"
-            r"invalid bearer token|\b401\b|Unauthori[sz]ed|could not authenticate|"
+            r"invalid bearer token|" + _code("401") + r"|Unauthori[sz]ed|could not authenticate|"
             r"failed to (?:refresh|authenticate)",
             re.I,
         ),
@@ -205,7 +214,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "permission",
         re.compile(
-            r"permission_error|PERMISSION_DENIED|PermissionDeniedError|\b403\b|"
+            r"permission_error|PERMISSION_DENIED|PermissionDeniedError|" + _code("403") + r"|"
             r"does not have access to (?:the )?model|model_not_found",
             re.I,
         ),
@@ -231,14 +240,16 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "rate_limit",
         re.compile(
-            r"\b429\b|rate[ _-]?limit(?:ed|_error|_exceeded)?\b|Too Many Requests|RateLimitError",
+            _code("429")
+            + r"|rate[ _-]?limit(?:ed|_error|_exceeded)?\b|Too Many Requests|RateLimitError",
             re.I,
         ),
     ),
     (
         "overloaded",
         re.compile(
-            r"\b529\b|overloaded|\b503\b|Service ?Unavailable|UNAVAILABLE|experiencing high demand|"
+            _code("529|503")
+            + r"|overloaded|Service ?Unavailable|UNAVAILABLE|experiencing high demand|"
             r"temporar(?:y|ily) (?:errors?|unavailable)|capacity constraints",
             re.I,
         ),
@@ -255,7 +266,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "server_error",
         re.compile(
-            r"\b50[024]\b|Internal Server Error|InternalServerError|Bad Gateway|api_error\b|"
+            _code("50[024]")
+            + r"|Internal Server Error|InternalServerError|Bad Gateway|api_error\b|"
             r"server_error",
             re.I,
         ),
