@@ -1,6 +1,11 @@
 """Claude Code's errors: its structure (a rejected rate-limit event, the result's subtype and API
 status, the assistant message's error code) translated into a `rules.platform` kind, the result's
-error text, and a crash of the SDK or the binary in one line."""
+error text, and a crash of the SDK or the binary in one line.
+
+`error_max_turns` is the `max_turns` kind (retried with guidance). `error_during_execution` says
+only that the session broke: its `errors` name the kind when they are an API error, else the
+attempt is an ordinary failure (counted, judged by the ladder). `error_max_budget_usd` is not a
+platform error: the adapter asks about the budget itself."""
 
 from __future__ import annotations
 
