@@ -3,11 +3,14 @@ the output verbatim. Shared by the tuning corpus and the held-out set."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+SPLITS = ("tune", "holdback")
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,19 @@ def load_cases(root: Path) -> list[Case]:
         meta = yaml.safe_load(header) or {}
         cases.append(Case(path, path.parent.name, meta, text))
     return cases
+
+
+def split_of(stem: str) -> str:
+    """`tests/corpus_real/`'s split rule (its README): fixed by the file name, never moved."""
+    digest = int(hashlib.sha256(stem.encode()).hexdigest(), 16)
+    return "tune" if digest % 2 == 0 else "holdback"
+
+
+def load_split(root: Path, split: str) -> list[Case]:
+    """`<root>/<split>/<verdict>/<name>.txt` (the layout of `tests/corpus_real/`)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}")
+    return load_cases(root / split)
 
 
 def unsure_rates(cases: list[Case], got: list[Any]) -> str:
