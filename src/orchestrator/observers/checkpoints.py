@@ -56,5 +56,7 @@ class CheckpointObserver:
         payload: dict[str, object] = {"label": task_id, "sha": sha}
         if made_up:
             payload["made_up"] = True
-        self.store.add_event(run_id, "checkpoint", payload, task_id)
+        # no fsync of its own: the next durable commit syncs it, and until then git has the
+        # checkpoint, which make_up records for the last completed task
+        self.store.add_event(run_id, "checkpoint", payload, task_id, durable=False)
         self.bus.emit(CheckpointMade(run_id, task_id, sha))
