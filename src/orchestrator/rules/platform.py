@@ -170,6 +170,7 @@ STATUS_KINDS: dict[int, str] = {
     500: "server_error",
     502: "server_error",
     503: "overloaded",
+    499: "stream_disconnected",
     504: "server_error",
     529: "overloaded",
 }
@@ -185,7 +186,7 @@ def _code(status: str) -> str:
     `"code":429`, `(429)`, `401 Unauthorized` — not any number in a message."""
     return (
         rf"(?:\b(?:status(?: code)?|HTTP|code|API Error|[Ee]rror)\W{{0,4}}|\()(?:{status})\b|"
-        rf"\b(?:{status})\s+(?-i:[A-Z][a-z])"
+        rf"\b(?:{status})\s+(?-i:[A-Z][a-z])|\b(?:{status})\s+status code\b"
     )
 
 
@@ -195,7 +196,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"credit balance (?:is )?too low|insufficient (?:credits?|balance|funds)|out of credits?|"
             r"billing(?:_error| details| issue| problem)?\b|payment required|\bbilling_not_active\b|"
-            r"add (?:more )?credits",
+            r"add (?:more )?credits|\bover budget\b|ExceededBudget|budget (?:has been |was |is )?exceeded|"
+            r"\bspend(?:ing)? limit\b[^\n]{0,30}\b(?:reached|exceeded)|please re-?fill",
             re.I,
         ),
     ),
@@ -207,7 +209,9 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:oauth|access|auth(?:entication)?) token (?:has |is )?(?:expired|invalid|revoked)|"
             r"token (?:has )?expired|please run /login|run `?/login|not logged in|login required|"
             r"invalid bearer token|" + _code("401") + r"|Unauthori[sz]ed|could not authenticate|"
-            r"failed to (?:refresh|authenticate)",
+            r"failed to (?:refresh|authenticate|log ?in)|no (?:authentication|auth|credentials?) "
+            r"(?:information )?(?:found|provided|configured)|no api keys? (?:were |was )?provided|"
+            r"specify an? --model and an --api-key|\bLLM Provider NOT provided",
             re.I,
         ),
     ),
@@ -215,7 +219,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "permission",
         re.compile(
             r"permission_error|PERMISSION_DENIED|PermissionDeniedError|" + _code("403") + r"|"
-            r"does not have access to (?:the )?model|model_not_found",
+            r"does not have access to (?:the )?model|model_not_found|"
+            r"\bmodel\b[^\n]{0,60}\bnot (?:supported|found|available)\b",
             re.I,
         ),
     ),
@@ -233,7 +238,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"insufficient_quota|exceeded your current quota|quota (?:exceeded|exhausted)|"
             r"exhausted (?:your|the) (?:\w+ )?quota|"
-            r"Quota exceeded|quota metric|RESOURCE_EXHAUSTED|ResourceExhausted",
+            r"Quota exceeded|quota metric|RESOURCE_EXHAUSTED|ResourceExhausted|\bquota limit\b",
             re.I,
         ),
     ),
@@ -277,7 +282,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?turns|"
             r"max(?:imum)? (?:session )?turns (?:reached|exceeded)|turn limit (?:reached|exceeded)|"
-            r"session turn limit",
+            r"session turn limit|maximum number of turns",
             re.I,
         ),
     ),
@@ -314,7 +319,7 @@ _UNITS = {
 }
 _EPOCH = re.compile(r"\|\s*(\d{10})(?:\d{3})?\b|\b(?:reset|resets_at|retry_at)\W{1,3}(\d{10})\b")
 _IN = re.compile(
-    r"\b(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s|ms)"
+    r"\b(?:in|after|wait)\s+((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s|ms)"
     r"\b[,\s]*(?:and\s+)?)+)|\"?retryDelay\"?\s*:\s*\"(\d+(?:\.\d+)?)s\"|"
     r"\b(?:retry-after|retry_after)\W{1,3}(\d+(?:\.\d+)?)\b",
     re.I,
@@ -390,7 +395,14 @@ _SELF_EVIDENT = re.compile(
     r"\berror_max_turns\b|\berror_during_execution\b|"
     r"\bAPI Error\b|\[API Error|\blitellm\.\w+Error\b|\b(?:overloaded|rate_limit|authentication|"
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
-    r"\bMax(?:imum)? session turns\b",
+    r"\bMax(?:imum)? session turns\b|\bmaximum number of turns\b|"
+    r"\byou(?:['’]?ve| have) (?:hit|reached|exceeded) your\b[^\n]{0,40}\b(?:limit|quota)|"
+    r"\byour (?:organization['’]s |account['’]s |plan['’]s )?[\w -]{0,30}\b(?:limit|quota|budget|credits?) "
+    r"(?:has been |have been |was |is )?(?:reached|exceeded|exhausted|used up)|"
+    r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
+    r"\bFailed to log ?in\b|\bno (?:authentication|auth|credentials?) (?:information )?found\b|"
+    r"\bno api keys? (?:were |was )?provided|--model and an --api-key|\bLLM Provider NOT provided|"
+    r"\bExecution failed: \d{3}\b|\"type\"\s*:\s*\"error\"",
     re.I,
 )
 """Phrases only an agent platform prints about itself."""
@@ -409,7 +421,7 @@ _NOT_OURS = re.compile(
 """A line *about* such errors (code that handles 429s, docs, tests), not one reporting one."""
 _RETRYING = re.compile(r"\b(?:retrying|reconnecting)\b[^\n]{0,20}\d+\s*/\s*\d+", re.I)
 """`Reconnecting... 2/5`, `retrying 1/5 in 200ms`: the platform's own retry, still going on."""
-TAIL_LINES = 6
+TAIL_LINES = 8
 
 
 def find_platform_error(
@@ -420,6 +432,7 @@ def find_platform_error(
     when the text names one; None otherwise."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     lines = lines[-tail:] if tail else lines
+    found: PlatformError | None = None
     for k in range(len(lines) - 1, -1, -1):
         line = lines[k]
         if not (_SELF_EVIDENT.search(line) or _ERROR_SHAPE.search(line)):
@@ -431,20 +444,25 @@ def find_platform_error(
         if kind is None:
             continue
         after = " ".join(lines[k : k + 3])
-        return PlatformError(
+        err = PlatformError(
             kind, line[:500], retry_at=reset_time(after, now=now), status=status, source="text"
         )
-    return None
+        if not err.spec.transient:
+            return err  # a bad key or no credit explains the dropped stream printed after it
+        found = found or err
+    return found
 
 
 _STATUS = re.compile(
-    r"(?:API Error:?\s*|status(?: code)?\W{0,3}|HTTP\W{0,2}|\"code\"\s*:\s*|\()([1-5]\d\d)\b", re.I
+    r"(?:API Error:?\s*|status(?: code)?\W{0,3}|HTTP\W{0,2}|\"(?:code|status)\"\s*:\s*|\()([1-5]\d\d)\b|"
+    r"\b([1-5]\d\d) status code\b",
+    re.I,
 )
 
 
 def _status(line: str) -> int | None:
     m = _STATUS.search(line)
-    return int(m.group(1)) if m else None
+    return int(m.group(1) or m.group(2)) if m else None
 
 
 # -- what a person is asked --------------------------------------------------------------------
