@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +138,8 @@ class Runner:
         self.current: str | None = None
         """The task whose step is under way (questions asked mid-attempt belong to it)."""
         self.attempt_key: tuple[str, int] | None = None  # processes started are recorded on it
+        self.lanes: Callable[[Runner], None] | None = None
+        """`--parallel N`: drives the tasks instead of the loop below (`parallel.Lanes`)."""
 
     # -- the loop -------------------------------------------------------------------------------
     def execute(self, *, resumed: bool = False) -> RunOutcome:
@@ -154,8 +156,11 @@ class Runner:
                     self.ingest_decision_files()  # a bad one fails before anything is recorded
                     self.start(resumed)
                     try:
-                        while (task := self.next_ready()) is not None:
-                            self.step(task)
+                        if self.lanes is not None:
+                            self.lanes(self)
+                        else:
+                            while (task := self.next_ready()) is not None:
+                                self.step(task)
                     except RunStopped:
                         pass
                 code = self.exit_code()
