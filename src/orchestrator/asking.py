@@ -114,3 +114,19 @@ def plan_checkpoint(task: Task) -> EscalationDraft:
         why="The plan marks this task as one a person does before the work goes on.",
         detail={"actions": ["done", "skip", "abort"]},
     )
+
+
+def merge_conflict(task: Task, files: list[str], branch: str) -> EscalationDraft:
+    """`--parallel`: a task's gates passed in its worktree, but its work conflicts with what
+    other tasks merged into the run branch meanwhile (also after the one retry on the new head)."""
+    shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+    return EscalationDraft(
+        question=f"Task {task.id} passed its gates, but its work conflicts with the run branch in: "
+        f"{shown}. Its work is kept on the branch {branch}. Run it again on the run branch as it "
+        "is now, skip it, or abort?",
+        asker="orchestrator",
+        options=["Run it again on the current run branch", "Skip this task", "Abort the run"],
+        category="merge_conflict",
+        why="Tasks run side by side changed the same lines; git cannot choose between them.",
+        detail={"actions": list(ACTIONS), "conflicts": files, "branch": branch},
+    )

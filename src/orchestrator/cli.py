@@ -108,6 +108,13 @@ AllowDirty = Annotated[
 Checkpoints = Annotated[
     bool | None, typer.Option("--checkpoints/--no-checkpoints", help="Git checkpoint per task.")
 ]
+Parallel = Annotated[
+    int | None,
+    typer.Option(
+        "--parallel",
+        help="Run up to N ready tasks at once, each in its own git worktree (default: 1).",
+    ),
+]
 Budget = Annotated[
     float | None, typer.Option("--max-budget-usd", help="Spending cap for the run, in USD.")
 ]
@@ -164,6 +171,7 @@ def run(
     consultant: Consultant = None,
     allow_dirty: AllowDirty = None,
     checkpoints: Checkpoints = None,
+    parallel: Parallel = None,
     max_budget_usd: Budget = None,
     model: Model = None,
     fallback_model: FallbackModel = None,
@@ -190,6 +198,7 @@ def run(
             consultant=consultant,
             allow_dirty=allow_dirty,
             checkpoints=checkpoints,
+            parallel=parallel,
             max_budget_usd=max_budget_usd,
             model=model,
             fallback_model=fallback_model,
@@ -217,6 +226,7 @@ def resume(
     consultant: Consultant = None,
     allow_dirty: AllowDirty = None,
     checkpoints: Checkpoints = None,
+    parallel: Parallel = None,
     max_budget_usd: Budget = None,
     model: Model = None,
     fallback_model: FallbackModel = None,
@@ -243,6 +253,7 @@ def resume(
             consultant=consultant,
             allow_dirty=allow_dirty,
             checkpoints=checkpoints,
+            parallel=parallel,
             max_budget_usd=max_budget_usd,
             model=model,
             fallback_model=fallback_model,

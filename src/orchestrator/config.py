@@ -159,6 +159,13 @@ class Settings(BaseModel, extra="allow"):
     consultant: bool = False
     allow_dirty: bool = False
     checkpoints: bool = True
+    parallel: int = Field(
+        1,
+        ge=1,
+        le=64,
+        strict=True,
+        description="tasks run at once, each in its own git worktree (1: one at a time, in the workdir)",
+    )
     max_budget_usd: float | None = Field(
         None, gt=0, strict=True, description="total for the run, from recorded costs"
     )

@@ -3,7 +3,8 @@ change of its counters and the effect the loop carries out. The runner applies t
 place (`Runner.transition`) and branches on nothing else.
 
 Outcomes come from the judge (after an attempt), from the loop itself (a spent budget, a plan
-checkpoint, a question asked mid-attempt) and from a human's answer.
+checkpoint, a question asked mid-attempt, a task's work that does not merge into the run branch
+under `--parallel`) and from a human's answer.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ Outcome = Literal[
     "budget_run",
     "checkpoint",
     "live_question",
+    "merge_conflict",
     # a human's answer
     "answer_guidance",
     "answer_retry",
@@ -80,6 +82,7 @@ TABLE: dict[Outcome, Transition] = {
     "budget_run": Transition("PAUSED_FOR_INTERVENTION", "keep", "pause", stops_run=True),
     "checkpoint": Transition("PAUSED_FOR_INTERVENTION", "keep", "ask_human"),
     "live_question": Transition(None, "keep", "answer_agent"),
+    "merge_conflict": Transition("PAUSED_FOR_INTERVENTION", "keep", "ask_human"),
     "answer_guidance": Transition("PENDING", "reset", "attempt_again", guidance="add"),
     "answer_retry": Transition("PENDING", "reset", "attempt_again"),
     "answer_skip": Transition("SKIPPED", "reset", "next_task", guidance="clear"),
