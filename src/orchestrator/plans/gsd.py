@@ -217,6 +217,7 @@ def parse_gsd(lines: list[str], start: int, path: str, frontmatter: dict[str, An
     scanner = _Scanner(lines, start, path)
     raw_tasks, others, prose = scanner.top_level()
     tasks = [_task(scanner, el, k, path) for k, el in enumerate(raw_tasks, 1)]
+    _waves(tasks)
     _block_after_checkpoints(tasks)
     extra: dict[str, Any] = {}
     verification: list[str] = []
@@ -253,6 +254,27 @@ def _title(prose: list[str], extra: dict[str, Any], frontmatter: dict[str, Any])
     if "phase" in frontmatter:
         return f"Phase {frontmatter['phase']}, plan {frontmatter.get('plan', '?')}"
     return ""
+
+
+def _waves(tasks: list[Task]) -> None:
+    """GSD's `wave` and `depends_on` on a `<task>`: a task of wave k depends on every task of an
+    earlier wave (so `--parallel` runs a wave only once the one before it is done), and on the
+    tasks its `depends_on` names (ids, commas or spaces between them)."""
+    waves: dict[str, int] = {}
+    for task in tasks:
+        attrs = task.extra.get("attributes") or {}
+        wave = str(attrs.get("wave", "")).strip()
+        if wave.isdigit():
+            waves[task.id] = int(wave)
+            task.extra["wave"] = int(wave)
+        for dep in re.split(r"[\s,]+", str(attrs.get("depends_on", ""))):
+            if dep and dep != task.id and dep not in task.depends_on:
+                task.depends_on.append(dep)
+    for task in tasks:
+        if task.id in waves:
+            for other, w in waves.items():
+                if w < waves[task.id] and other not in task.depends_on:
+                    task.depends_on.append(other)
 
 
 def _block_after_checkpoints(tasks: list[Task]) -> None:
