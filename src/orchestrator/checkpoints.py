@@ -192,6 +192,27 @@ class Checkpoints:
         are never deleted.
         """
         target = self.sha_of(label)
+        self._write_files(target)
+        return self._snapshot(f"revert-to-{label}", f"Revert workdir to checkpoint {label}")
+
+    def sync_to_tip(self) -> None:
+        """Make the workdir's files equal to the run branch's head, recording nothing: where
+        `--parallel` runs leave the user's tree, the tasks having worked in worktrees."""
+        tip = self._tip()
+        if tip is not None:
+            self._write_files(tip)
+            self._settled = self._index_identity()
+
+    def reread(self) -> None:
+        """The run branch was moved by someone else (a merge of `worktrees.py`): read it again."""
+        self._tip_sha, self._settled = _UNREAD, None
+
+    @property
+    def git_dir(self) -> Path:
+        return self._git_dir
+
+    def _write_files(self, target: str) -> None:
+        """The workdir's files as in commit `target` (see `revert_to`); the index follows."""
         latest = self._tip()
         self._stage()  # the current tree, including files the interrupted attempt created
         current = set(self._ls_index())
@@ -212,7 +233,6 @@ class Checkpoints:
                 "checkout-index", "-f", "-u", "-z", "--stdin", input="\0".join(sorted(wanted))
             )
         self._stage()
-        return self._snapshot(f"revert-to-{label}", f"Revert workdir to checkpoint {label}")
 
     def clean_locks(self) -> builtins.list[Path]:
         """Remove the lock files a killed git left: the private index's, this run's ref's (in
