@@ -90,6 +90,8 @@ def run(
     path = Path(plan_path)
     plan = with_verification(load_plan(path)) if settings.verify_milestone else load_plan(path)
     preflight.check(settings, plan, Path(settings.workdir))  # before anything is recorded
+    if settings.parallel > 1 and not settings.checkpoints:
+        raise UserError("--parallel needs git checkpoints (tasks run in git worktrees)")
     agent = make_agent(settings, path)
     workdir = Path(settings.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -129,10 +131,20 @@ def build_runner(
     from orchestrator.observers.checkpoints import CheckpointObserver
     from orchestrator.observers.console import ConsoleObserver
     from orchestrator.observers.files import EscalationFiles
+    from orchestrator.runner import (  # the loop and its judge load only to drive a run
+        Runner,
+        RunStopped,
+    )
 
     report = reporter or Reporter()
-    bus = Bus()
-    from orchestrator.runner import Runner  # the loop and its judge load only to drive a run
+    lanes = None
+    if settings.parallel > 1 and checkpoints is not None:  # tasks side by side, in worktrees
+        from orchestrator.parallel import Lanes, LockedBus
+
+        lanes = Lanes(checkpoints, settings.parallel, RunStopped)
+        bus: Bus = LockedBus()
+    else:
+        bus = Bus()
 
     runner = Runner(
         store,
@@ -143,7 +155,14 @@ def build_runner(
         ask=lambda esc: ask_in_terminal(report.console, esc, store),  # races remote answers
         interactive=interactive,
     )
-    bus.observers += [ConsoleObserver(report, runner.mode), EscalationFiles(runner.folder)]
+    if lanes is not None:
+        from orchestrator.observers.lanes import LanesConsole
+
+        runner.lanes = lanes
+        console: ConsoleObserver = LanesConsole(report, runner.mode)
+    else:
+        console = ConsoleObserver(report, runner.mode)
+    bus.observers += [console, EscalationFiles(runner.folder)]
     if settings.notify.urls:  # told before the run waits: EscalationOpened comes first
         from orchestrator.observers.notify import Notifier
 
@@ -151,10 +170,15 @@ def build_runner(
     from orchestrator import telemetry  # OpenTelemetry itself loads only when an endpoint is set
 
     bus.observers += telemetry.observers(settings, store, run_id)
-    if checkpoints is not None:
+    if lanes is not None:
+        from orchestrator.parallel import MergedCheckpoints
+
+        bus.critical.append(MergedCheckpoints(lanes, store, bus))
+    elif checkpoints is not None:
         bus.critical.append(CheckpointObserver(checkpoints, store, bus))
+    revert = checkpoints if lanes is None else None  # in worktrees, the workdir is not reverted
     runner.consult = Consultant(
-        store, run_id, runner.plan, settings, agent.name, runner.judge.llm, checkpoints, bus
+        store, run_id, runner.plan, settings, agent.name, runner.judge.llm, revert, bus
     )
     return runner
 
@@ -222,6 +246,9 @@ def resume(
         raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
     meta = json.loads(row["settings_json"])
     settings = resume_settings(meta, overrides, config_file)
+    was_parallel = int(meta.get("parallel") or 1) > 1
+    if settings.parallel > 1 and not settings.checkpoints:
+        raise UserError("--parallel needs git checkpoints (tasks run in git worktrees)")
     agent = make_agent(settings, Path(meta.get("plan_file", row["plan_path"])))
     preflight.check(settings, store.plan(run_id), Path(row["workdir"]))
     meta |= redact(settings.model_dump())
@@ -233,6 +260,10 @@ def resume(
 
         checkpoints = Checkpoints(Path(row["workdir"]), run_folder(meta, run_id), run_id)
     runner = build_runner(store, run_id, settings, agent, reporter, interactive, checkpoints)
+    if was_parallel and settings.parallel == 1 and checkpoints is not None:
+        from orchestrator.parallel import Rejoin  # its worktrees go, the workdir gets its work
+
+        runner.bus.critical.insert(0, Rejoin(checkpoints))
     runner.bus.critical.insert(0, _SaveSettings(store, run_id, meta))
     return runner.execute(resumed=True)
 

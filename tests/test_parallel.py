@@ -1,0 +1,267 @@
+"""`--parallel N` (issue 12, part 1): tasks side by side in git worktrees, merged into the run
+branch. Real git, real agent processes, real SQLite; the runner killed with SIGKILL for real."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from tests.helpers import cli, cli_popen
+
+from orchestrator import api
+from orchestrator.console import Reporter
+from orchestrator.plans import load_plan
+
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_AUTHOR_NAME": "user",
+    "GIT_AUTHOR_EMAIL": "user@example.com",
+    "GIT_COMMITTER_NAME": "user",
+    "GIT_COMMITTER_EMAIL": "user@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+AGENT = textwrap.dedent("""\
+    import os, sys, time
+    task, log = sys.argv[1], os.environ["LANES_LOG"]
+    def note(what):
+        with open(log, "a") as fh:
+            fh.write(f"{what} {task} {time.time():.6f}\\n")
+    note("start")
+    time.sleep(float(os.environ.get("LANES_SLEEP", "1")))
+    name = os.environ.get("LANES_FILE") or f"out-{task}.txt"
+    with open(name, "w") as fh:
+        fh.write(f"line from {task}\\n")
+    note("end")
+    print("STATUS: completed")
+""")
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def repo(tmp: Path, files: dict[str, str] | None = None) -> Path:
+    work = tmp / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    (work / ".gitignore").write_text(".orchestrator/\n")
+    for name, text in (files or {}).items():
+        (work / name).write_text(text)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "initial")
+    return work
+
+
+def agent_cmd(tmp: Path) -> str:
+    script = tmp / "agent.py"
+    script.write_text(AGENT)
+    return f"{sys.executable} {script} {{task_id}}"
+
+
+def milestone(tmp: Path, tasks: list[tuple[str, str]]) -> Path:
+    """(id, extra lines) per task."""
+    body = "\n".join(
+        f"## Task {tid}: Step {tid}\n\n**Type:** CODING\n\n{extra}\n**Description:**\nDo {tid}.\n"
+        for tid, extra in tasks
+    )
+    plan = tmp / "plan.md"
+    plan.write_text(f"# Lanes milestone\n\n{body}")
+    return plan
+
+
+def run(tmp: Path, plan: Path, work: Path, parallel: int, **env: str) -> Any:
+    os.environ.update(LANES_LOG=str(tmp / "lanes.log"), **env)
+    try:
+        return api.run(
+            plan,
+            reporter=Reporter(Console(file=io.StringIO())),
+            interactive=False,
+            agent="command",
+            agent_cmd=agent_cmd(tmp),
+            workdir=str(work),
+            db=f"sqlite:///{tmp / 'state.db'}",
+            parallel=parallel,
+            verify_milestone=False,
+        )
+    finally:
+        for key in ("LANES_LOG", *env):
+            os.environ.pop(key, None)
+
+
+def spans(tmp: Path) -> dict[str, tuple[float, float]]:
+    """Task → (start, end) of its last agent run."""
+    out: dict[str, list[float]] = {}
+    for line in (tmp / "lanes.log").read_text().splitlines():
+        what, task, at = line.split()
+        out.setdefault(task, [0.0, 0.0])[0 if what == "start" else 1] = float(at)
+    return {t: (s, e) for t, (s, e) in out.items()}
+
+
+def worktrees(work: Path) -> list[str]:
+    return [
+        ln
+        for ln in git(work, "worktree", "list", "--porcelain").splitlines()
+        if ln.startswith("worktree ")
+    ]
+
+
+def run_branch(work: Path) -> str:
+    names = git(work, "for-each-ref", "--format=%(refname:short)", "refs/heads/orchestrator/")
+    return next(n for n in names.split() if "--" not in n)
+
+
+def test_a_gsd_plan_runs_wave_2_only_after_wave_1(tmp_path: Path) -> None:
+    work = repo(tmp_path)
+    plan = tmp_path / "PLAN.md"
+    plan.write_text(
+        textwrap.dedent("""\
+        ---
+        phase: 01
+        plan: 01
+        ---
+        <objective>Waves</objective>
+        <tasks>
+        <task type="auto" wave="1"><name>Task 1: first</name><files>a.txt</files><action>a</action></task>
+        <task type="auto" wave="1"><name>Task 2: second</name><files>b.txt</files><action>b</action></task>
+        <task type="auto" wave="2"><name>Task 3: third</name><files>c.txt</files><action>c</action></task>
+        </tasks>
+        """)
+    )
+    parsed = load_plan(plan)
+    assert [t.depends_on for t in parsed.tasks] == [[], [], ["1", "2"]]
+    out = run(tmp_path, plan, work, 3)
+    assert out.exit_code == 0, out.statuses
+    s = spans(tmp_path)
+    assert s["3"][0] >= max(s["1"][1], s["2"][1])  # wave 2 starts after all of wave 1
+    assert s["2"][0] < s["1"][1] and s["1"][0] < s["2"][1]  # wave 1 ran side by side
+    branch = run_branch(work)
+    assert set(git(work, "ls-tree", "--name-only", branch).split()) >= {
+        "out-1.txt",
+        "out-2.txt",
+        "out-3.txt",
+    }
+    assert len(worktrees(work)) == 1  # the user's own
+    assert sorted(p.name for p in work.iterdir() if p.name.startswith("out-")) == [
+        "out-1.txt",
+        "out-2.txt",
+        "out-3.txt",
+    ]
+
+
+def test_declared_files_that_overlap_never_run_side_by_side(tmp_path: Path) -> None:
+    work = repo(tmp_path)
+    plan = milestone(
+        tmp_path,
+        [
+            ("1.1", "**Files:** `src/app.py`\n"),
+            ("1.2", "**Files:** `src/`\n"),
+            ("1.3", "**Files:** `docs/x.md`\n"),
+            ("1.4", "**Depends on:** Task 1.3\n"),
+        ],
+    )
+    out = run(tmp_path, plan, work, 4)
+    assert out.exit_code == 0, out.statuses
+    s = spans(tmp_path)
+    one, two = sorted([s["1.1"], s["1.2"]])
+    assert one[1] <= two[0]  # src/app.py lies in src/: one after the other
+    assert s["1.3"][0] < s["1.1"][1] or s["1.3"][0] < s["1.2"][1]  # docs ran beside one of them
+    assert s["1.4"][0] >= s["1.3"][1]  # **Depends on:** holds
+
+
+def test_two_tasks_editing_the_same_line_give_one_merge_and_one_escalation(
+    tmp_path: Path,
+) -> None:
+    work = repo(tmp_path, {"shared.txt": "line from nobody\n"})
+    plan = milestone(tmp_path, [("1.1", ""), ("1.2", "")])
+    out = run(tmp_path, plan, work, 2, LANES_FILE="shared.txt")
+    assert out.exit_code == 3  # waiting for a human
+    assert sorted(out.statuses.values()) == ["COMPLETED", "PAUSED_FOR_INTERVENTION"]
+    loser = next(t for t, s in out.statuses.items() if s == "PAUSED_FOR_INTERVENTION")
+    winner = next(t for t, s in out.statuses.items() if s == "COMPLETED")
+    db = sqlite3.connect(tmp_path / "state.db")
+    escs = db.execute("SELECT task_id, category, question, detail_json FROM escalations").fetchall()
+    assert len(escs) == 1
+    task_id, category, question, detail = escs[0]
+    assert (task_id, category) == (loser, "merge_conflict")
+    assert "shared.txt" in question and json.loads(detail)["conflicts"] == ["shared.txt"]
+    branch = run_branch(work)
+    assert git(work, "show", f"{branch}:shared.txt") == f"line from {winner}\n"
+    assert (work / "shared.txt").read_text() == f"line from {winner}\n"  # the workdir has it
+    merges = git(work, "log", "--first-parent", "--format=%s", branch).splitlines()
+    assert merges.count(f"Task {winner}: Step {winner}") == 1
+    assert not any(loser in m for m in merges)
+    assert len(worktrees(work)) == 1  # the loser's worktree is gone, its branch kept
+    assert f"{branch}--{loser}" in git(work, "branch", "--list", f"{branch}--*")
+
+
+def test_kill_9_during_parallel_attempts_then_resume_completes_every_task_once(
+    tmp_path: Path,
+) -> None:
+    work = repo(tmp_path)
+    ids = [f"1.{i}" for i in range(1, 7)]
+    plan = milestone(tmp_path, [(t, "") for t in ids])
+    log = tmp_path / "lanes.log"
+    env = {"LANES_LOG": str(log), "LANES_SLEEP": "1.5"}
+    args = ["--agent", "command", "--agent-cmd", agent_cmd(tmp_path), "--workdir", str(work)]
+    args += ["--parallel", "3", "--no-wait"]
+    proc = cli_popen(tmp_path, "run", str(plan), *args, **env)
+    deadline = time.time() + 60
+    while time.time() < deadline:  # some attempts under way, some merged
+        text = log.read_text() if log.exists() else ""
+        if text.count("start") >= 4:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)  # the runner alone: its agents live on
+    proc.wait(timeout=30)
+    assert len(worktrees(work)) > 1  # attempts were cut off in their worktrees
+    resumed = cli(tmp_path, "resume", "--no-wait", timeout=120, **env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    db = sqlite3.connect(tmp_path / "state.db")
+    statuses = dict(db.execute("SELECT task_id, status FROM tasks").fetchall())
+    assert statuses == dict.fromkeys(ids, "COMPLETED")
+    completed = db.execute(
+        "SELECT task_id, COUNT(*) FROM attempts WHERE verdict != 'interrupted' GROUP BY task_id"
+    ).fetchall()
+    assert dict(completed) == dict.fromkeys(ids, 1)  # each task completed exactly once
+    marks = db.execute("SELECT task_id FROM events WHERE kind = 'checkpoint'").fetchall()
+    assert sorted(t for (t,) in marks) == ids
+    branch = run_branch(work)
+    tree = set(git(work, "ls-tree", "--name-only", branch).split())
+    assert tree >= {f"out-{t}.txt" for t in ids}
+    assert len(worktrees(work)) == 1  # nothing left behind
+    assert git(work, "branch", "--list", f"{branch}--*").strip() == ""
+    assert {f"out-{t}.txt" for t in ids} <= {p.name for p in work.iterdir()}
+
+
+def test_parallel_needs_checkpoints(tmp_path: Path) -> None:
+    work = repo(tmp_path)
+    plan = milestone(tmp_path, [("1.1", "")])
+    proc = cli(
+        tmp_path,
+        "run",
+        str(plan),
+        "--agent",
+        "command",
+        "--agent-cmd",
+        "true",
+        "--workdir",
+        str(work),
+        "--parallel",
+        "2",
+        "--no-checkpoints",
+    )
+    assert proc.returncode == 2 and "--parallel needs git checkpoints" in proc.stderr
