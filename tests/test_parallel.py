@@ -265,3 +265,48 @@ def test_parallel_needs_checkpoints(tmp_path: Path) -> None:
         "--no-checkpoints",
     )
     assert proc.returncode == 2 and "--parallel needs git checkpoints" in proc.stderr
+
+
+def test_a_conflicted_task_answered_retry_runs_again_on_the_run_branch(tmp_path: Path) -> None:
+    work = repo(tmp_path, {"shared.txt": "line from nobody\n"})
+    plan = milestone(tmp_path, [("1.1", ""), ("1.2", "")])
+    out = run(tmp_path, plan, work, 2, LANES_FILE="shared.txt")
+    loser = next(t for t, s in out.statuses.items() if s == "PAUSED_FOR_INTERVENTION")
+    db = sqlite3.connect(tmp_path / "state.db")
+    (esc_id,) = db.execute("SELECT id FROM escalations").fetchone()
+    answered = cli(tmp_path, "answer", str(esc_id), "--retry")
+    assert answered.returncode == 0, answered.stderr
+    env = {"LANES_LOG": str(tmp_path / "lanes.log"), "LANES_FILE": "shared.txt"}
+    resumed = cli(tmp_path, "resume", "--no-wait", **env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    branch = run_branch(work)
+    assert (
+        git(work, "show", f"{branch}:shared.txt") == f"line from {loser}\n"
+    )  # on top of the winner
+    assert (work / "shared.txt").read_text() == f"line from {loser}\n"
+    assert len(worktrees(work)) == 1
+    assert git(work, "branch", "--list", f"{branch}--*").strip() == ""
+
+
+def test_a_parallel_run_cut_off_then_resumed_one_at_a_time_keeps_the_merged_work(
+    tmp_path: Path,
+) -> None:
+    work = repo(tmp_path)
+    ids = [f"1.{i}" for i in range(1, 5)]
+    plan = milestone(tmp_path, [(t, "") for t in ids])
+    log = tmp_path / "lanes.log"
+    env = {"LANES_LOG": str(log), "LANES_SLEEP": "1"}
+    args = ["--agent", "command", "--agent-cmd", agent_cmd(tmp_path), "--workdir", str(work)]
+    proc = cli_popen(tmp_path, "run", str(plan), *args, "--parallel", "2", "--no-wait", **env)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not log.exists() or log.read_text().count("start") < 3):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    resumed = cli(tmp_path, "resume", "--no-wait", "--parallel", "1", **env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    branch = run_branch(work)
+    assert set(git(work, "ls-tree", "--name-only", branch).split()) >= {f"out-{t}.txt" for t in ids}
+    assert {f"out-{t}.txt" for t in ids} <= {p.name for p in work.iterdir()}
+    assert len(worktrees(work)) == 1
+    assert git(work, "branch", "--list", f"{branch}--*").strip() == ""

@@ -28,6 +28,7 @@ import fnmatch
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -153,8 +154,9 @@ class Lanes:
         except BaseException:
             self.stopping = self.interrupted = True
             self.runner.store.reap_processes(self.runner.run_id)  # the agents stop now
+            deadline = time.monotonic() + JOIN_GRACE
             for thread in running.values():
-                thread.join(JOIN_GRACE)
+                thread.join(max(0.0, deadline - time.monotonic()))
             raise
 
     def _ready(self, running: dict[str, threading.Thread]) -> list[Task]:
