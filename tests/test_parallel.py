@@ -40,6 +40,9 @@ AGENT = textwrap.dedent("""\
             fh.write(f"{what} {task} {time.time():.6f}\\n")
     note("start")
     time.sleep(float(os.environ.get("LANES_SLEEP", "1")))
+    if task == os.environ.get("LANES_FAIL"):
+        note("end")
+        sys.exit("error: cannot do this task")
     name = os.environ.get("LANES_FILE") or f"out-{task}.txt"
     with open(name, "w") as fh:
         fh.write(f"line from {task}\\n")
@@ -83,7 +86,14 @@ def milestone(tmp: Path, tasks: list[tuple[str, str]]) -> Path:
     return plan
 
 
-def run(tmp: Path, plan: Path, work: Path, parallel: int, **env: str) -> Any:
+def run(
+    tmp: Path,
+    plan: Path,
+    work: Path,
+    parallel: int,
+    settings: dict[str, Any] | None = None,
+    **env: str,
+) -> Any:
     os.environ.update(LANES_LOG=str(tmp / "lanes.log"), **env)
     try:
         return api.run(
@@ -96,6 +106,7 @@ def run(tmp: Path, plan: Path, work: Path, parallel: int, **env: str) -> Any:
             db=f"sqlite:///{tmp / 'state.db'}",
             parallel=parallel,
             verify_milestone=False,
+            **(settings or {}),
         )
     finally:
         for key in ("LANES_LOG", *env):
@@ -180,6 +191,24 @@ def test_declared_files_that_overlap_never_run_side_by_side(tmp_path: Path) -> N
     assert one[1] <= two[0]  # src/app.py lies in src/: one after the other
     assert s["1.3"][0] < s["1.1"][1] or s["1.3"][0] < s["1.2"][1]  # docs ran beside one of them
     assert s["1.4"][0] >= s["1.3"][1]  # **Depends on:** holds
+
+
+def test_one_task_escalating_does_not_stop_the_others(tmp_path: Path) -> None:
+    work = repo(tmp_path)
+    plan = milestone(tmp_path, [("1.1", ""), ("1.2", ""), ("1.3", ""), ("1.4", "")])
+    settings = {"max_attempts": 1, "max_total_attempts": 1}
+    out = run(tmp_path, plan, work, 2, settings, LANES_FAIL="1.1", LANES_SLEEP="0.5")
+    assert out.exit_code == 3
+    assert out.statuses == {
+        "1.1": "PAUSED_FOR_INTERVENTION",
+        "1.2": "COMPLETED",
+        "1.3": "COMPLETED",
+        "1.4": "COMPLETED",
+    }
+    branch = run_branch(work)
+    tree = set(git(work, "ls-tree", "--name-only", branch).split())
+    assert {"out-1.2.txt", "out-1.3.txt", "out-1.4.txt"} <= tree and "out-1.1.txt" not in tree
+    assert len(worktrees(work)) == 2  # the paused task's, for its next attempt
 
 
 def test_two_tasks_editing_the_same_line_give_one_merge_and_one_escalation(
