@@ -17,6 +17,7 @@ from orchestrator.events import (
     AgentActivity,
     AttemptFinished,
     AttemptStarted,
+    EscalationAnswered,
     EscalationOpened,
     Event,
     RunFinished,
@@ -60,6 +61,7 @@ class LanesConsole(ConsoleObserver):
         super().__init__(reporter, mode)
         self.lanes = _Lines()
         self._display: Live | None = None
+        self._asking = 0
 
     def notify(self, event: Event) -> None:
         r = self.report
@@ -77,6 +79,13 @@ class LanesConsole(ConsoleObserver):
             return
         if isinstance(event, (AttemptFinished, TaskFinished, EscalationOpened)):
             self.lanes.lines.pop(event.task_id, None)
+        if isinstance(event, EscalationOpened) and self.mode == "terminal":
+            self._asking += 1  # the prompt takes the terminal: no live lines under it
+            self._hide()
+        elif isinstance(event, EscalationAnswered) and self._asking:
+            self._asking -= 1
+            if self.lanes.lines:
+                self._show()
         if isinstance(event, Waiting):  # no countdown display: the other lanes' lines stay
             pause = max(0.0, event.until - time.time())
             r.line(
@@ -91,7 +100,7 @@ class LanesConsole(ConsoleObserver):
 
     def _show(self) -> None:
         console = self.report.console
-        if self._display is None and console.is_terminal:
+        if self._display is None and console.is_terminal and not self._asking:
             self._display = Live(self.lanes, console=console, refresh_per_second=8, transient=True)
             self._display.start()
 
