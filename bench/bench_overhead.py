@@ -20,6 +20,7 @@ How it measures, and why:
 * The run's console writes to /dev/null as a non-terminal (`orchestrator run … > log`), so the
   per-line and summary costs of a logged run are counted (before: a quiet console, which skipped
   printing but still laid out the summary table).
+* Runs' folders are deleted when the bench ends (see `scratch`).
 * The orchestrator's figure is the whole `api.run` divided by N: opening the store, parsing the
   plan and recording its tasks, the summary at the end are part of it. The store's schema is
   created before the timing starts (Alembic, ~50 ms, once per store in real use), as the floor
@@ -35,6 +36,7 @@ import contextlib
 import cProfile
 import os
 import shlex
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -65,6 +67,20 @@ GIT_ENV = {
 }
 
 
+_ALL: list[str] = []
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[str]:
+    """A folder for one run, deleted when the bench ends, not after the run: deleting a run's
+    hundreds of files makes the file system's next journal commits (discards, freed blocks)
+    slower, and that cost landed on the next measured run, the orchestrator's (with its
+    folders and files per attempt) more than the floor's."""
+    if not _ALL:
+        _ALL.append(tempfile.mkdtemp(prefix="bench-overhead-"))
+    yield tempfile.mkdtemp(prefix=prefix, dir=_ALL[0])
+
+
 def plan_text(n: int) -> str:
     tasks = "\n".join(
         f"## Task 1.{i}: Step {i}\n\n**Type:** CODING\n\n**Description:**\nDo step {i}.\n"
@@ -91,7 +107,7 @@ def workdir(root: Path, checkpoints: bool) -> Path:
 def orchestrated(n: int, checkpoints: bool, profile: Path | None = None) -> float:
     """Seconds per attempt of a whole `api.run` of an n-task plan."""
     with (
-        tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp,
+        scratch("bench-overhead-") as tmp,
         open(os.devnull, "w") as sink,
     ):
         root = Path(tmp)
@@ -127,7 +143,7 @@ def orchestrated(n: int, checkpoints: bool, profile: Path | None = None) -> floa
 def floor(n: int, checkpoints: bool) -> float:
     """Seconds per attempt of the unavoidable work: the same spawn, two WAL commits (+ a git
     commit of the same change)."""
-    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+    with scratch("bench-floor-") as tmp:
         root = Path(tmp)
         work = workdir(root, checkpoints)
         db = sqlite3.connect(root / "floor.db", isolation_level=None)
@@ -203,8 +219,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
     ap.add_argument("--profile", type=Path, help="cProfile the 200-task run without checkpoints")
     args = ap.parse_args()
+    try:
+        measure(args)
+    finally:
+        for folder in _ALL:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace) -> None:
     for _ in range(2):
         orchestrated(5, False)  # warm-up: imports, bytecode, page cache
+    os.sync()  # what earlier processes left to write is not this bench's
     n, runs = args.tasks, args.repeat
     print(f"| {n} tasks | orchestrator / attempt | floor / attempt | ratio |")
     print("| --- | --- | --- | --- |")
