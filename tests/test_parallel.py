@@ -339,3 +339,45 @@ def test_a_parallel_run_cut_off_then_resumed_one_at_a_time_keeps_the_merged_work
     assert {f"out-{t}.txt" for t in ids} <= {p.name for p in work.iterdir()}
     assert len(worktrees(work)) == 1
     assert git(work, "branch", "--list", f"{branch}--*").strip() == ""
+
+
+def test_killed_again_and_again_at_any_moment_then_resumed_nothing_is_lost_or_repeated(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL to the runner's whole group (its git commands too: mid-merge, mid-`worktree add`)
+    at several moments, a resume after each; every task is completed exactly once."""
+    work = repo(tmp_path)
+    ids = [f"1.{i}" for i in range(1, 9)]
+    plan = milestone(tmp_path, [(t, "") for t in ids])
+    env = {"LANES_LOG": str(tmp_path / "lanes.log"), "LANES_SLEEP": "0.3"}
+    args = ["--agent", "command", "--agent-cmd", agent_cmd(tmp_path), "--workdir", str(work)]
+    first = ["run", str(plan), *args, "--parallel", "4", "--no-wait"]
+    log = tmp_path / "lanes.log"
+    for i, delay in enumerate([0.1, 0.35, 0.2, 0.5]):
+        seen = log.read_text().count("start") if log.exists() else 0
+        proc = cli_popen(tmp_path, *(first if i == 0 else ["resume", "--no-wait"]), **env)
+        deadline = time.time() + 60
+        while proc.poll() is None and time.time() < deadline:  # its agents under way
+            if log.exists() and log.read_text().count("start") > seen:
+                break
+            time.sleep(0.02)
+        time.sleep(delay)  # then mid-attempt, mid-gates, mid-merge or mid-worktree
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    resumed = cli(tmp_path, "resume", "--no-wait", timeout=120, **env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    db = sqlite3.connect(tmp_path / "state.db")
+    statuses = dict(db.execute("SELECT task_id, status FROM tasks").fetchall())
+    assert statuses == dict.fromkeys(ids, "COMPLETED")
+    done = db.execute(
+        "SELECT task_id, COUNT(*) FROM attempts WHERE verdict != 'interrupted' GROUP BY task_id"
+    ).fetchall()
+    assert dict(done) == dict.fromkeys(ids, 1)
+    cut = db.execute("SELECT COUNT(*) FROM attempts WHERE verdict = 'interrupted'").fetchone()
+    assert cut[0] > 0  # the kills did cut attempts off
+    branch = run_branch(work)
+    assert set(git(work, "ls-tree", "--name-only", branch).split()) >= {f"out-{t}.txt" for t in ids}
+    assert len(worktrees(work)) == 1
+    assert git(work, "branch", "--list", f"{branch}--*").strip() == ""
+    git(work, "fsck", "--no-progress")

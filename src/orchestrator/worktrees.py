@@ -128,7 +128,7 @@ class Worktrees:
             self._drop(wt, keep_branch=True)
             tip = self.tip()
             self.root.mkdir(parents=True, exist_ok=True)
-            self.git("worktree", "add", "-q", "-f", "-B", wt.branch, str(wt.path), tip)
+            self.git("worktree", "add", "-q", "-f", "-f", "-B", wt.branch, str(wt.path), tip)
             wt.workdir.mkdir(parents=True, exist_ok=True)
             return wt, tip
 
