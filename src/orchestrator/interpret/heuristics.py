@@ -307,7 +307,9 @@ _BLOCKING = re.compile(
     r"\b(?:before I (?:proceed|continue|start|go ahead|make|change|begin|implement|wire|write)|bevor ich|"
     r"haven't (?:changed|modified|made|implemented|touched|started)|I have not (?:changed|modified|made|implemented)|"
     r"noch nicht (?:geändert|umgesetzt|übernommen|angefangen)|(?:I've|I have) (?:paused|stopped) (?:here|before|until)|"
-    r"so I(?:'ve| have) (?:paused|stopped)|requires? (?:a )?human sign-?off|waiting for your (?:go|approval|confirmation))\b",
+    r"so I(?:'ve| have) (?:paused|stopped)|requires? (?:a )?human sign-?off|waiting for your (?:go|approval|confirmation)|"
+    r"so (?:that )?I can (?:proceed|continue|start|suggest|make|apply|implement|fix|propose|edit)|"
+    r"ready for your (?:review|approval|go-?ahead|sign-?off)|once you(?:'ve)? (?:add|share|provide|confirm|approve)\w*)\b",
     re.I,
 )
 _DECISION = re.compile(
@@ -328,7 +330,8 @@ _HUMAN_ACTION = re.compile(
     r"tell me|let me know (?:which|whether|how|what)|clarify|specify|approve|select|pick)\b|"
     r"\blet me know (?:which|whether|how|what)\b|\bI need (?:you|your|a decision|an answer)\b|\bneed your (?:approval|decision|input)\b|"
     r"\bwaiting for your\b|\bawaiting your\b|\bkannst du\b|\bbitte (?:bestätige|entscheide|gib)\b|^Select:|"
-    r"\breply\b[^.\n]{0,20}\bto (?:continue|proceed|confirm)|\bI need a decision\b",
+    r"\breply\b[^.\n]{0,20}\bto (?:continue|proceed|confirm)|\bI need a decision\b|"
+    r"\bplease (?:add|paste|share|upload|send|check your|run this on your)\b|\bready for your (?:review|approval)\b",
     re.I,
 )
 UNCERTAIN = re.compile(
@@ -341,6 +344,35 @@ UNCERTAIN = re.compile(
     r"\bnennt kein\w*\b",
     re.I,
 )
+
+FINAL_FAILURE = re.compile(
+    r"\b(?:encountered an? (?:error|issue|problem)|something went wrong|"
+    r"(?:request|execution|task|workflow|run|action|conversation|session|process) (?:has been |was )?"
+    r"(?:halted|aborted|failed|cancell?ed|interrupted|terminated)|loop (?:was )?detected|"
+    r"stuck in a loop|failed to (?:create|return|apply|generate|complete|produce|parse)|"
+    r"(?:Runtime|Agent|Tool|Command)\w*(?:Timeout|Error)\b|timeout of \d+|"
+    r"out of memory|heap limit|FatalProcessOutOfMemory|\bFATAL ERROR\b|Model call failed|"
+    r"did not use a tool|is malformed|(?:don't|do not|does not) match anything|"
+    r"AgentState\.ERROR|Invalid API Response|empty or unparsable|without value for required)\b|"
+    r"(?:^|\n)\s*(?:\[ERROR\]|ERROR:|x Error\b|✗|✕|■)",
+    re.I,
+)
+"""A harness's or a tool's failure banner where the output ends (a crash, a halted loop, a
+malformed tool call, an agent that stopped with an error state): the run did not finish,
+whatever the agent said earlier."""
+FINAL_LINES = 6
+
+
+def final_failure(lines: list[Line]) -> str | None:
+    """A failure banner in the last few non-blank lines, in any zone (harnesses print them
+    outside prose), unless the very end reports success."""
+    last = [ln.text for ln in lines if ln.text.strip()][-FINAL_LINES:]
+    text = "\n".join(last)
+    m = FINAL_FAILURE.search(text)
+    if m is None or (_RESULT_OK.search(last[-1]) if last else False):
+        return None
+    return next((ln.strip() for ln in last if FINAL_FAILURE.search(ln)), m.group(0))
+
 
 QKind = Literal["offer", "decision", "generic"]
 
@@ -409,9 +441,15 @@ _CHOICE = re.compile(
 )
 
 
+_WHICH = re.compile(r"^\W*(?:so\s+|and\s+|now\s+)?(?:which|welche\w*)\b[^?]*\?\s*$", re.I)
+_PROMPT = re.compile(r"\?\s*\(Y\)es/\(N\)o[^\n]*\[\w+\]:\s*$")
+"""A CLI's yes/no prompt left unanswered at the very end (`Add file to the chat? (Y)es/(N)o [Yes]:`)."""
+
+
 def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> QKind:
     """PAUSED: the agent said elsewhere that it stopped to wait ("so I've paused here")."""
-    offer = bool(_OFFER_LEAD.search(sentence))
+    # "Which fix do you want me to apply?" asks for a choice, not whether to do more
+    offer = bool(_OFFER_LEAD.search(sentence)) and not _WHICH.search(sentence)
     blocking = bool(_BLOCKING.search(sentence)) or (paused and bool(_HUMAN_ACTION.search(sentence)))
     alternatives = bool(_ALTERNATIVES.search(sentence))
     if done and not blocking:
@@ -491,7 +529,10 @@ def read_unmarked(lines: list[Line]) -> Reading:
 
     is_done = done >= 2 and done > failed
     is_failed = failed >= 2 and failed >= done
-    questions = find_questions(tail, is_done, is_failed)
+    # a question inside a failure banner ("Something went wrong? Hit /feedback") asks nothing
+    questions = [
+        q for q in find_questions(tail, is_done, is_failed) if not FINAL_FAILURE.search(q.text)
+    ]
     decisions = [q for q in questions if q.kind == "decision"]
     generic = [q for q in questions if q.kind == "generic"]
     error = (
@@ -509,6 +550,13 @@ def read_unmarked(lines: list[Line]) -> Reading:
         error=error,
     )
 
+    last = [ln for ln in lines if ln.text.strip()][-1:]
+    if last and _PROMPT.search(last[0].text):
+        q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
+        return _with(base, "needs_human", True, question=q, evidence=q.text)
+    banner = final_failure(lines)
+    if banner is not None and done < 4 and not decisions:
+        return _with(base, "failed", False, evidence=banner, error=banner)
     if decisions:
         q = decisions[-1]
         strong = bool(

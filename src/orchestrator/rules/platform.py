@@ -282,7 +282,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?turns|"
             r"max(?:imum)? (?:session )?turns (?:reached|exceeded)|turn limit (?:reached|exceeded)|"
-            r"session turn limit|maximum number of turns",
+            r"session turn limit|maximum number of turns|^\W*Continue to iterate\?",
             re.I,
         ),
     ),
@@ -402,7 +402,7 @@ _SELF_EVIDENT = re.compile(
     r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
     r"\bFailed to log ?in\b|\bno (?:authentication|auth|credentials?) (?:information )?found\b|"
     r"\bno api keys? (?:were |was )?provided|--model and an --api-key|\bLLM Provider NOT provided|"
-    r"\bExecution failed: \d{3}\b|\"type\"\s*:\s*\"error\"",
+    r"\bExecution failed: \d{3}\b|\bModel call failed\b|^\W*Continue to iterate\?|\"type\"\s*:\s*\"error\"",
     re.I,
 )
 """Phrases only an agent platform prints about itself."""
