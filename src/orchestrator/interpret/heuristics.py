@@ -16,6 +16,7 @@ from typing import Literal
 
 from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
 from orchestrator.models import Verdict
+from orchestrator.rules.failure import CLI_PROMPT, FINAL_FAILURE, WHICH_QUESTION
 
 _W = list[tuple[re.Pattern[str], int]]
 
@@ -345,21 +346,6 @@ UNCERTAIN = re.compile(
     re.I,
 )
 
-FINAL_FAILURE = re.compile(
-    r"\b(?:encountered an? (?:error|issue|problem)|something went wrong|"
-    r"(?:request|execution|task|workflow|run|action|conversation|session|process) (?:has been |was )?"
-    r"(?:halted|aborted|failed|cancell?ed|interrupted|terminated)|loop (?:was )?detected|"
-    r"stuck in a loop|failed to (?:create|return|apply|generate|complete|produce|parse)|"
-    r"(?:Runtime|Agent|Tool|Command)\w*(?:Timeout|Error)\b|timeout of \d+|"
-    r"out of memory|heap limit|FatalProcessOutOfMemory|\bFATAL ERROR\b|Model call failed|"
-    r"did not use a tool|is malformed|(?:don't|do not|does not) match anything|"
-    r"AgentState\.ERROR|Invalid API Response|empty or unparsable|without value for required)\b|"
-    r"(?:^|\n)\s*(?:\[ERROR\]|ERROR:|x Error\b|✗|✕|■)",
-    re.I,
-)
-"""A harness's or a tool's failure banner where the output ends (a crash, a halted loop, a
-malformed tool call, an agent that stopped with an error state): the run did not finish,
-whatever the agent said earlier."""
 FINAL_LINES = 6
 
 
@@ -441,15 +427,10 @@ _CHOICE = re.compile(
 )
 
 
-_WHICH = re.compile(r"^\W*(?:so\s+|and\s+|now\s+)?(?:which|welche\w*)\b[^?]*\?\s*$", re.I)
-_PROMPT = re.compile(r"\?\s*\(Y\)es/\(N\)o[^\n]*\[\w+\]:\s*$")
-"""A CLI's yes/no prompt left unanswered at the very end (`Add file to the chat? (Y)es/(N)o [Yes]:`)."""
-
-
 def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> QKind:
     """PAUSED: the agent said elsewhere that it stopped to wait ("so I've paused here")."""
     # "Which fix do you want me to apply?" asks for a choice, not whether to do more
-    offer = bool(_OFFER_LEAD.search(sentence)) and not _WHICH.search(sentence)
+    offer = bool(_OFFER_LEAD.search(sentence)) and not WHICH_QUESTION.search(sentence)
     blocking = bool(_BLOCKING.search(sentence)) or (paused and bool(_HUMAN_ACTION.search(sentence)))
     alternatives = bool(_ALTERNATIVES.search(sentence))
     if done and not blocking:
@@ -551,7 +532,7 @@ def read_unmarked(lines: list[Line]) -> Reading:
     )
 
     last = [ln for ln in lines if ln.text.strip()][-1:]
-    if last and _PROMPT.search(last[0].text):
+    if last and CLI_PROMPT.search(last[0].text):
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
     banner = final_failure(lines)

@@ -232,3 +232,25 @@ def failing_tests(text: str) -> list[str]:
 def failing_test_ids(text: str) -> list[str]:
     """The pytest node ids of `FAILED file::test` summary lines, in order, once each."""
     return list(dict.fromkeys(_FAILED_ID.findall(text)))
+
+
+FINAL_FAILURE = re.compile(
+    r"\b(?:encountered an? (?:error|issue|problem)|something went wrong|"
+    r"(?:request|execution|task|workflow|run|action|conversation|session|process) (?:has been |was )?"
+    r"(?:halted|aborted|failed|cancell?ed|interrupted|terminated)|loop (?:was )?detected|"
+    r"stuck in a loop|failed to (?:create|return|apply|generate|complete|produce|parse)|"
+    r"(?:Runtime|Agent|Tool|Command)\w*(?:Timeout|Error)\b|timeout of \d+|"
+    r"out of memory|heap limit|FatalProcessOutOfMemory|\bFATAL ERROR\b|Model call failed|"
+    r"did not use a tool|is malformed|(?:don't|do not|does not) match anything|"
+    r"AgentState\.ERROR|Invalid API Response|empty or unparsable|without value for required)\b|"
+    r"(?:^|\n)\s*(?:\[ERROR\]|ERROR:|x Error\b|✗|✕|■)",
+    re.I,
+)
+"""A harness's or a tool's failure banner where the output ends (a crash, a halted loop, a
+malformed tool call, an agent that stopped with an error state): the run did not finish,
+whatever the agent said earlier."""
+
+
+WHICH_QUESTION = re.compile(r"^\W*(?:so\s+|and\s+|now\s+)?(?:which|welche\w*)\b[^?]*\?\s*$", re.I)
+CLI_PROMPT = re.compile(r"\?\s*\(Y\)es/\(N\)o[^\n]*\[\w+\]:\s*$")
+"""A CLI's yes/no prompt left unanswered at the very end (`Add file to the chat? (Y)es/(N)o [Yes]:`)."""
