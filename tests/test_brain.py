@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from orchestrator.brain import Brain, RetryDecision, guidance_for, rules_decision
+from orchestrator.loops import similarity
 from orchestrator.models import ConfigError
 
 PANDAS = "Failed: ImportError - no module named pandas"
@@ -517,3 +518,33 @@ def test_megabyte_logs_are_judged_by_their_end(brain: Brain) -> None:
     assert first.decision == "retry"
     assert first.guidance_for_retry is not None and "`pandas`" in first.guidance_for_retry
     assert decide(brain, [log, log.replace("12:00", "13:07"), log]).decision == "escalate"
+
+
+def test_paraphrased_loop_escalates() -> None:
+    """The same failure in slightly different words each time (line numbers, paths, a reworded
+    sentence) is a loop, though a character ratio scores it just under the threshold."""
+    history = [
+        "Build failed: the test suite reported 3 failing tests in tests/test_api.py (login "
+        "returned 500, expected 200) after 12.3s",
+        "After 9.8s the test suite reported 4 failing tests in tests/test_api.py: expected 200, "
+        "login returned 500. Build failed",
+        "tests/test_api.py: 3 failing tests reported by the test suite; login returned 500 "
+        "(expected 200). Build failed after 11.0s",
+    ]
+    assert max(similarity(history[0], history[1]), similarity(history[1], history[2])) < 0.75
+    d = rules_decision("1", "t", history, 3)
+    assert d.decision == "escalate" and "other words" in d.reason
+    different = [*history[:2], "ImportError: cannot import name 'Session' from 'app.db'"]
+    assert rules_decision("1", "t", different, 3).decision == "retry"
+
+
+def test_credentials_above_a_long_log_in_a_later_attempt_escalate() -> None:
+    """A bad key printed above a long test log in the second attempt: the tail scan misses it,
+    the brain does not."""
+    log = "\n".join(f"tests/test_mod_{k}.py::test_case PASSED" for k in range(400))
+    second = (
+        "The agent reported failure:\nError: 401 Unauthorized: invalid x-api-key for "
+        f"api.anthropic.com\n{log}\nFAILED tests/test_sync.py::test_push - RuntimeError"
+    )
+    d = rules_decision("1", "t", ["TypeError: x is None", second], 2)
+    assert d.decision == "escalate" and d.category == "external_service"

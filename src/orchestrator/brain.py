@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from orchestrator.llm import LLMBackend, extract_json, get_backend
-from orchestrator.loops import LoopDetector, LoopDetectorConfig, similarity
+from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
 from orchestrator.rules.external import external_line
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
@@ -125,7 +125,7 @@ def _rules(
     if platform is not None:
         return platform, platform.decision == "escalate"
 
-    external = external_line(latest)
+    external = external_line(latest) or _later_trouble(attempt_history)
     if external is not None:
         reason = (
             f"An external service is failing (`{quote(external, 160)}`): a retry cannot fix "
@@ -141,6 +141,15 @@ def _rules(
 
     if loop is not None:
         reason = f"{loop.message} ({loop.similarity_line})"
+        return RetryDecision("escalate", reason, None), True
+
+    repeat = min(3, config.max_task_attempts)
+    alike = paraphrased_loop(attempt_history, repeat=repeat) if repeat >= 2 else None
+    if alike is not None:
+        reason = (
+            f"The same failure in other words {repeat} times in a row ({alike:.0%} alike once "
+            "numbers, paths and timestamps are set aside): retrying is not converging"
+        )
         return RetryDecision("escalate", reason, None), True
 
     guidance, label, confident = guidance_for(latest)
@@ -169,6 +178,17 @@ def _rules(
         confident = False
         reason += f"; attempt {attempt_count} reached max_task_attempts={config.max_task_attempts}"
     return RetryDecision("retry", reason, guidance, confident=confident), False
+
+
+def _later_trouble(attempt_history: Sequence[str]) -> str | None:
+    """External-service or credential trouble in a later attempt that is not at the tail of its
+    failure text: anywhere in its last 20 000 characters (a bad key or an exhausted quota above
+    a long test log, which the tail scan misses)."""
+    latest = attempt_history[-1][-20000:]
+    err = find_platform_error(latest, tail=None)
+    if err is not None and not err.spec.transient:
+        return err.message
+    return external_line(latest)
 
 
 def _platform(latest: str) -> RetryDecision | None:

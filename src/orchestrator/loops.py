@@ -34,6 +34,7 @@ __all__ = [
     "LoopVerdict",
     "error_signature",
     "normalise_error",
+    "paraphrased_loop",
     "similarity",
 ]
 
@@ -198,3 +199,28 @@ class LoopDetector:
                     "attempts): fixing one brings the other back",
                 )
         return None
+
+
+PARAPHRASE_THRESHOLD = 0.85
+
+
+def paraphrased_loop(
+    errors: Sequence[str], *, repeat: int = 3, threshold: float = PARAPHRASE_THRESHOLD
+) -> float | None:
+    """The lowest pairwise likeness of the last `repeat` failures when they all say the same
+    thing in slightly different words (numbers, paths, hex, timestamps normalised away, then
+    words compared as sets, order and repetition ignored), else None. Catches the loop whose
+    text changes a little each time, which a character ratio on the tail scores just under the
+    threshold."""
+    if len(errors) < repeat:
+        return None
+    texts = [normalised_tail(e).lower() for e in errors[-repeat:]]
+    if not all(texts):
+        return None
+    lowest = 1.0
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            lowest = min(lowest, fuzz.token_set_ratio(texts[i], texts[j]) / 100.0)
+            if lowest < threshold:
+                return None
+    return lowest
