@@ -144,7 +144,12 @@ def _rules(
         return RetryDecision("escalate", reason, None), True
 
     repeat = min(3, config.max_task_attempts)
-    alike = paraphrased_loop(attempt_history, repeat=repeat) if repeat >= 2 else None
+    # the judge's detector found no loop (`loops_checked`): the brain trusts it, as above
+    alike = (
+        paraphrased_loop(attempt_history, repeat=repeat)
+        if repeat >= 2 and not loops_checked
+        else None
+    )
     if alike is not None:
         reason = (
             f"The same failure in other words {repeat} times in a row ({alike:.0%} alike once "
