@@ -43,6 +43,10 @@ _APPROVAL = re.compile(
 )
 
 
+_WHICH_ONE = re.compile(r"\bwhich (?:option|approach|one|fix|way|of (?:these|the))\b", re.I)
+"""A question naming a choice ("which option ... to proceed with") asks to choose, not approve."""
+
+
 def _prose_only(lines: list[Line]) -> str:
     """The text with code and tool output blanked, line numbers preserved (for option lists)."""
     return "\n".join(ln.text if ln.zone == "prose" else "" for ln in lines)
@@ -210,7 +214,11 @@ def interpret_rules(text: str) -> Interpretation:
     if category is None and (
         len(options) >= 2
         or reading.uncertain
-        or (q is not None and _CHOICE.search(q.text) and not _APPROVAL.search(q.text))
+        or (
+            q is not None
+            and _CHOICE.search(q.text)
+            and (not _APPROVAL.search(q.text) or _WHICH_ONE.search(q.text))
+        )
     ):
         category = "ambiguous_requirements"
         if len(options) >= 2 or reading.uncertain:

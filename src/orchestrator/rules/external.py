@@ -55,7 +55,7 @@ _NEEDS_REMOTE = re.compile(
     r"ConnectTimeout|ReadTimeout|ConnectionError|Max retries exceeded|can(?:no|')t reach|could(?:n't| not) reach|"
     r"certificate (?:has )?expired|Access denied|access is denied|"
     r"\b50[0234]\b\W{0,3}(?:Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out)|"
-    r"status page|\boutage\b",
+    r"status page|\boutage\b|\bfirewall\b|\ballow ?list\b|\b(?:dns|http) block\b",
     re.I,
 )
 _LOCAL = re.compile(
