@@ -16,7 +16,14 @@ from typing import Literal
 
 from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
 from orchestrator.models import Verdict
-from orchestrator.rules.failure import CLI_PROMPT, FINAL_FAILURE, WHICH_QUESTION
+from orchestrator.rules.failure import (
+    CLI_PROMPT,
+    FINAL_FAILURE,
+    LABELLED_QUESTION,
+    PROPOSED,
+    WHICH_QUESTION,
+    final_failure,
+)
 
 _W = list[tuple[re.Pattern[str], int]]
 
@@ -346,20 +353,6 @@ UNCERTAIN = re.compile(
     re.I,
 )
 
-FINAL_LINES = 6
-
-
-def final_failure(lines: list[Line]) -> str | None:
-    """A failure banner in the last few non-blank lines, in any zone (harnesses print them
-    outside prose), unless the very end reports success."""
-    last = [ln.text for ln in lines if ln.text.strip()][-FINAL_LINES:]
-    text = "\n".join(last)
-    m = FINAL_FAILURE.search(text)
-    if m is None or (_RESULT_OK.search(last[-1]) if last else False):
-        return None
-    return next((ln.strip() for ln in last if FINAL_FAILURE.search(ln)), m.group(0))
-
-
 QKind = Literal["offer", "decision", "generic"]
 
 
@@ -443,6 +436,8 @@ def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> 
             return "offer"  # "would you like me to also…", "…try a different approach?"
         if (done or failed) and not alternatives:
             return "offer"  # a yes/no offer after finished (or failed) work
+        if not (alternatives or _DECISION.search(sentence) or PROPOSED.search(sentence)):
+            return "offer"  # "would you like me to create an example?": more work, no choice
     if (
         blocking
         or _DECISION.search(sentence)
@@ -460,7 +455,7 @@ def find_questions(tail: list[Line], done: bool, failed: bool) -> list[Question]
     for ln_sents in _sentences_with_lines(tail):
         no, s = ln_sents
         is_q = s.rstrip().endswith("?") or bool(_HUMAN_ACTION.search(s))
-        if not is_q:
+        if not is_q or LABELLED_QUESTION.match(s):
             continue
         out.append(Question(s, _classify(s, done, failed, paused), no))
     return out
@@ -535,7 +530,7 @@ def read_unmarked(lines: list[Line]) -> Reading:
     if last and CLI_PROMPT.search(last[0].text):
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
-    banner = final_failure(lines)
+    banner = final_failure([ln.text for ln in lines], _RESULT_OK)
     if banner is not None and done < 4 and not decisions:
         return _with(base, "failed", False, evidence=banner, error=banner)
     if decisions:

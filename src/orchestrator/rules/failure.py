@@ -254,3 +254,22 @@ whatever the agent said earlier."""
 WHICH_QUESTION = re.compile(r"^\W*(?:so\s+|and\s+|now\s+)?(?:which|welche\w*)\b[^?]*\?\s*$", re.I)
 CLI_PROMPT = re.compile(r"\?\s*\(Y\)es/\(N\)o[^\n]*\[\w+\]:\s*$")
 """A CLI's yes/no prompt left unanswered at the very end (`Add file to the chat? (Y)es/(N)o [Yes]:`)."""
+
+
+PROPOSED = re.compile(r"\b(?:this|these|it|them|now|start|apply|implement)\b", re.I)
+"""What the agent just proposed ("Want me to set this up now?", "Should I apply this change?")."""
+LABELLED_QUESTION = re.compile(r"\W*(?:Q\d+|Question \d+|#+)\s*[:.)]?\s", re.I)
+"""A question as a label or heading ("Q2: De novo or pre-existing?") that the text answers."""
+
+
+FINAL_LINES = 6
+
+
+def final_failure(lines: list[str], ok: re.Pattern[str]) -> str | None:
+    """A failure banner in the last few non-blank lines, in any zone (harnesses print them
+    outside prose), unless the very end reports success (`ok` matches the last line)."""
+    last = [ln for ln in lines if ln.strip()][-FINAL_LINES:]
+    m = FINAL_FAILURE.search("\n".join(last))
+    if m is None or (ok.search(last[-1]) if last else False):
+        return None
+    return next((ln.strip() for ln in last if FINAL_FAILURE.search(ln)), m.group(0))
