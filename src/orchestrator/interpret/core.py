@@ -214,6 +214,7 @@ def interpret_rules(text: str) -> Interpretation:
     if category is None and (
         len(options) >= 2
         or reading.uncertain
+        or sum(x.kind == "decision" for x in reading.questions) >= 2  # several things to settle
         or (
             q is not None
             and _CHOICE.search(q.text)

@@ -440,10 +440,11 @@ def find_platform_error(
         if _NOT_OURS.search(line) or _RETRYING.search(line):
             continue
         status = _status(line)
-        kind = kind_of(line, status=status)
+        after = " ".join(lines[k : k + 3])
+        # a message wrapped over lines: its code may be on the next one
+        kind = kind_of(line, status=status) or kind_of(after, status=status)
         if kind is None:
             continue
-        after = " ".join(lines[k : k + 3])
         err = PlatformError(
             kind, line[:500], retry_at=reset_time(after, now=now), status=status, source="text"
         )
