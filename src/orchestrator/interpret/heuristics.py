@@ -19,6 +19,7 @@ from orchestrator.models import Verdict
 from orchestrator.rules.failure import (
     CLI_PROMPT,
     FINAL_FAILURE,
+    INTENT,
     LABELLED_QUESTION,
     PROPOSED,
     WHICH_QUESTION,
@@ -554,6 +555,10 @@ def read_unmarked(lines: list[Line]) -> Reading:
         return _with(
             base, "completed", confident, evidence=_sentence_of(tail_text, done_ev) or status_ev
         )
+    if INTENT.search(" ".join(tail_text.split()[-60:])):
+        # it ends on what it is about to do ("I'm continuing now and will return results"):
+        # the turn ended before the work did
+        return _with(base, "failed", False, evidence="the output ends on an intention")
     # nothing in the final words: look further back
     early_fail, early_ev = _score(FAILURE, NOT_FAILURE.sub(" ", join(earlier)))
     if early_fail >= 2:

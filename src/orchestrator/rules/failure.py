@@ -273,3 +273,11 @@ def final_failure(lines: list[str], ok: re.Pattern[str]) -> str | None:
     if m is None or (ok.search(last[-1]) if last else False):
         return None
     return next((ln.strip() for ln in last if FINAL_FAILURE.search(ln)), m.group(0))
+
+
+INTENT = re.compile(
+    r"\b(?:I['’]ll|I will|I['’]m (?:going to|continuing|starting|now going)|I am (?:going to|continuing)|"
+    r"Let me|Next,? I(?:['’]ll| will)|Now I(?:['’]ll| will)|I['’]m about to)\b[^.!?]*[.!:]?\s*$",
+    re.I,
+)
+"""The last sentence is an intention, not a result: the turn ended before the work it announces."""
