@@ -47,6 +47,12 @@ from orchestrator.rules.platform import find_platform_error
             "for H3K27me3.\n\nAll analyses are written to results/.",
             "completed",
         ),
+        # a Roo/Cline tool call with no result after it waits for approval
+        (
+            "<thinking>Amend the commit.</thinking>\n<use_mcp_tool>\n<server_name>git</server_name>\n"
+            "<tool_name>git_commit</tool_name>\n</use_mcp_tool>",
+            "needs_human",
+        ),
         # a CLI prompt left unanswered
         ("> Add file to the chat? (Y)es/(N)o [Yes]:", "needs_human"),
     ],

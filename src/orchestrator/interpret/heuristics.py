@@ -21,6 +21,7 @@ from orchestrator.rules.failure import (
     FINAL_FAILURE,
     INTENT,
     LABELLED_QUESTION,
+    PENDING_TOOL,
     PROPOSED,
     WHICH_QUESTION,
     final_failure,
@@ -528,7 +529,7 @@ def read_unmarked(lines: list[Line]) -> Reading:
     )
 
     last = [ln for ln in lines if ln.text.strip()][-1:]
-    if last and CLI_PROMPT.search(last[0].text):
+    if last and (CLI_PROMPT.search(last[0].text) or PENDING_TOOL.match(last[0].text)):
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
     banner = final_failure([ln.text for ln in lines], _RESULT_OK)

@@ -243,7 +243,7 @@ FINAL_FAILURE = re.compile(
     r"out of memory|heap limit|FatalProcessOutOfMemory|\bFATAL ERROR\b|Model call failed|"
     r"did not use a tool|is malformed|(?:don't|do not|does not) match anything|"
     r"AgentState\.ERROR|Invalid API Response|empty or unparsable|without value for required)\b|"
-    r"(?:^|\n)\s*(?:\[ERROR\]|ERROR:|x Error\b|✗|✕|■)",
+    r"(?:^|\n)\s*(?:\[ERROR\]|ERROR:|x Error\b|✗|✕|■|</?error(?:_details)?>)",
     re.I,
 )
 """A harness's or a tool's failure banner where the output ends (a crash, a halted loop, a
@@ -281,3 +281,11 @@ INTENT = re.compile(
     re.I,
 )
 """The last sentence is an intention, not a result: the turn ended before the work it announces."""
+
+
+PENDING_TOOL = re.compile(
+    r"\s*</(?:use_mcp_tool|execute_command|write_to_file|apply_diff|replace_in_file|insert_content|"
+    r"search_and_replace|browser_action|access_mcp_resource|new_task|switch_mode)>\s*$"
+)
+"""Roo Code / Cline output ending on a tool call with no result after it: the call waits for
+the user's approval (attempt_completion and ask_followup_question are read elsewhere)."""
