@@ -256,7 +256,7 @@ CLI_PROMPT = re.compile(r"\?\s*\(Y\)es/\(N\)o[^\n]*\[\w+\]:\s*$")
 """A CLI's yes/no prompt left unanswered at the very end (`Add file to the chat? (Y)es/(N)o [Yes]:`)."""
 
 
-PROPOSED = re.compile(r"\b(?:this|these|it|them|now|start|apply|implement)\b", re.I)
+PROPOSED = re.compile(r"\b(?:this|these|it|them|now(?! that)|start|apply|implement)\b", re.I)
 """What the agent just proposed ("Want me to set this up now?", "Should I apply this change?")."""
 LABELLED_QUESTION = re.compile(r"\W*(?:Q\d+|Question \d+|#+)\s*[:.)]?\s", re.I)
 """A question as a label or heading ("Q2: De novo or pre-existing?") that the text answers."""
