@@ -48,11 +48,20 @@ OUTCOME = {
 }
 
 # Which halves are scored. Only `tune` while the rules were being tuned; `holdback` was added
-# once, at the end, and nothing was tuned after.
-SCORED = ("tune",)
+# once, at the end (2026-11-23 13:09 UTC), and nothing was tuned after.
+SCORED = ("tune", "holdback")
 
-# Measured figures: (decision, category, escalations caught, false escalations).
-MEASURED: dict[str, tuple[float, float, float, float]] = {}
+# Measured figures: (decision, category, escalations caught, false escalations on finished work).
+# tune, before any change (commit c5518fc): 0.542, 0.800, 0.526, 0.059 (155 cases).
+# tune, after the general mechanisms:       0.832, 0.929, 0.930, 0.039.
+# holdback, scored once at the end:         0.625, 0.780, 0.545, 0.107 (168 cases) — the gap to
+# tune is what tuning on 155 cases bought in-sample; holdback is the honest figure.
+# Unsure (LLM call rate with --llm): tune 78/155 = 50.3%, holdback 91/168 = 54.2%.
+# Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
+MEASURED: dict[str, tuple[float, float, float, float]] = {
+    "tune": (0.832, 0.929, 0.930, 0.039),
+    "holdback": (0.625, 0.780, 0.545, 0.107),
+}
 FLOOR = 0.10
 
 
@@ -193,6 +202,7 @@ def test_real_outputs(split: str) -> None:
         print("misjudged:\n" + mistakes(rows))
     if split in MEASURED:
         decision, category, caught, false_esc = MEASURED[split]
+        assert _floor(decision) <= decision - FLOOR
         assert got.decision >= _floor(decision)
         assert got.category >= _floor(category)
         assert got.caught >= _floor(caught)
