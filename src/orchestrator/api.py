@@ -89,10 +89,11 @@ def run(
     settings, _ = settings_for(overrides, config_file)
     path = Path(plan_path)
     plan = with_verification(load_plan(path)) if settings.verify_milestone else load_plan(path)
-    preflight.check(settings, plan, Path(settings.workdir))  # before anything is recorded
+    preflight.check_task_programs(settings, plan)  # a task's own cli_path is named first
     if settings.parallel > 1 and not settings.checkpoints:
         raise UserError("--parallel needs git checkpoints (tasks run in git worktrees)")
     agent = make_agent(settings, path)
+    preflight.check(settings, plan, Path(settings.workdir))  # before anything is recorded
     workdir = Path(settings.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     store = open_store(settings.db, config_file=config_file)

@@ -80,6 +80,12 @@ def check_agent(settings: Settings, plan: Plan, workdir: Path) -> None:
     if settings.agent == "command" and settings.agent_cmd:
         _check_command(settings.agent_cmd, workdir)
         return
+    check_task_programs(settings, plan)
+
+
+def check_task_programs(settings: Settings, plan: Plan) -> None:
+    """A CLI agent's `cli_path` set for a task exists. Checked before the adapter is built, so
+    the task's own path is named even where the agent's default CLI is absent."""
     from orchestrator.agents import registry
     from orchestrator.agents._cli import find_cli, not_found
 
