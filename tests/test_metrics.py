@@ -11,14 +11,13 @@ import signal
 import socket
 import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, insert, text
+from sqlalchemy import insert
 from tests.helpers import EXAMPLES, ROOT, cli, cli_popen
 
 from orchestrator import metrics
@@ -30,47 +29,6 @@ PG_URL = os.environ.get("ORCHESTRATOR_TEST_PG_URL", "postgresql://postgres@127.0
 PROMETHEUS = Path("/usr/bin/prometheus")
 DASHBOARD = ROOT / "docs" / "grafana-dashboard.json"
 TOKEN = "metrics-token-0123456789"
-
-
-def _pg_engine_url() -> str:
-    return PG_URL.replace("postgresql://", "postgresql+psycopg://", 1)
-
-
-def _pg_unreachable() -> str | None:
-    try:
-        engine = create_engine(_pg_engine_url(), connect_args={"connect_timeout": 3})
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        engine.dispose()
-    except Exception as exc:
-        return f"no PostgreSQL reachable at {PG_URL} ({type(exc).__name__}); set ORCHESTRATOR_TEST_PG_URL"
-    return None
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        s = Store(f"sqlite:///{tmp_path / 'state.db'}")
-        yield s
-        s.close()
-        return
-    reason = _pg_unreachable()
-    if reason:
-        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    schema = "m_" + uuid.uuid4().hex[:10]
-    admin = create_engine(_pg_engine_url())
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    s = Store(f"{PG_URL}?options=-csearch_path%3D{schema}")
-    try:
-        yield s
-    finally:
-        s.close()
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 def until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,52 +14,6 @@ from orchestrator.lock import RunLocked
 from orchestrator.models import Plan, Task, TaskStatus, UserError
 from orchestrator.store import AlreadyAnswered, Store
 from orchestrator.transitions import task_values
-
-PG_URL = os.environ.get("ORCHESTRATOR_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-def _pg_reachable() -> str | None:
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        return "psycopg is not installed"
-    try:
-        engine = create_engine(
-            PG_URL.replace("postgresql://", "postgresql+psycopg://", 1),
-            connect_args={"connect_timeout": 3},
-        )
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        engine.dispose()
-    except Exception as exc:
-        return f"no PostgreSQL reachable at {PG_URL} ({type(exc).__name__}); set ORCHESTRATOR_TEST_PG_URL"
-    return None
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        s = Store(f"sqlite:///{tmp_path / 'state.db'}")
-        yield s
-        s.close()
-        return
-    reason = _pg_reachable()
-    if reason:
-        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    schema = "t_" + uuid.uuid4().hex[:10]
-    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    s = Store(f"{PG_URL}?options=-csearch_path%3D{schema}")
-    try:
-        yield s
-    finally:
-        s.close()
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 def _plan() -> Plan:
