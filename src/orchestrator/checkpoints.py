@@ -440,19 +440,40 @@ class Checkpoints:
         """git on the chosen repository; on our temporary index unless `user_index`."""
         env = self._env if user_index else dict(self._env, GIT_INDEX_FILE=str(self._index))
         env = {**env, **process.mark_vars()}  # a killed runner's git dies before locks are cleaned
-        cmd = [self._git, "-c", "core.fsmonitor=false", *self._repo, *args]
-        res = subprocess.run(
-            cmd,
-            cwd=self.workdir,
+        return run_git(
+            [self._git, "-c", "core.fsmonitor=false", *self._repo, *args],
             env=env,
+            cwd=self.workdir,
             input=input,
-            capture_output=True,
-            encoding="utf-8",
-            errors="surrogateescape",
-            check=False,
+            check=check,
+            what=f"checkpoint failed: git {args[0]}",
         )
-        if check and res.returncode != 0:
-            detail = (res.stderr.strip() or res.stdout.strip()).splitlines()
-            first = detail[0] if detail else f"exit status {res.returncode}"
-            raise CheckpointError(f"checkpoint failed: git {args[0]}: {first}")
-        return res
+
+
+def run_git(
+    cmd: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path | None,
+    input: str | None,
+    check: bool,
+    what: str,
+) -> subprocess.CompletedProcess[str]:
+    """One git command, its output as text (undecodable bytes kept); with `check`, a failure is
+    a CheckpointError of one line: `what` (e.g. "checkpoint failed: git add"), then git's first
+    line."""
+    res = subprocess.run(
+        cmd,
+        cwd=cwd,
+        env=env,
+        input=input,
+        capture_output=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        check=False,
+    )
+    if check and res.returncode != 0:
+        detail = (res.stderr.strip() or res.stdout.strip()).splitlines()
+        first = detail[0] if detail else f"exit status {res.returncode}"
+        raise CheckpointError(f"{what}: {first}")
+    return res

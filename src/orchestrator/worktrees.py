@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.agents import process
-from orchestrator.checkpoints import CHECKPOINT_TRAILER, RUN_TRAILER, CheckpointError, Checkpoints
+from orchestrator.checkpoints import (
+    CHECKPOINT_TRAILER,
+    RUN_TRAILER,
+    CheckpointError,
+    Checkpoints,
+    run_git,
+)
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "orchestrator",
@@ -256,17 +262,11 @@ class Worktrees:
     ) -> subprocess.CompletedProcess[str]:
         """git on the run's repository, or inside a worktree when `cwd` is one of its folders."""
         where = ["-C", str(cwd)] if cwd is not None else ["--git-dir", self.git_dir]
-        res = subprocess.run(
+        return run_git(
             [self._git, "-c", "core.fsmonitor=false", *where, *args],
             env={**self._env, **process.mark_vars()},
+            cwd=None,
             input=input,
-            capture_output=True,
-            encoding="utf-8",
-            errors="surrogateescape",
-            check=False,
+            check=check,
+            what=f"worktree: git {args[0]}",
         )
-        if check and res.returncode != 0:
-            detail = (res.stderr.strip() or res.stdout.strip()).splitlines()
-            first = detail[0] if detail else f"exit status {res.returncode}"
-            raise CheckpointError(f"worktree: git {args[0]}: {first}")
-        return res
