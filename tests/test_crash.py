@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
+from tests.conftest import PG_URL, _pg_reachable
 from tests.helpers import cli_popen
-from tests.test_store import PG_URL, _pg_reachable
 
 from orchestrator.store import Store
 

@@ -175,7 +175,7 @@ def test_a_postgresql_store_keeps_run_files_in_the_home(tmp_path: Path) -> None:
     import uuid
 
     from sqlalchemy import create_engine, text
-    from tests.test_store import PG_URL, _pg_reachable
+    from tests.conftest import PG_URL, _pg_reachable
 
     if reason := _pg_reachable():
         pytest.skip(reason)
