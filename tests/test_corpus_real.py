@@ -12,21 +12,23 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 - escalations caught: recall of `escalate`;
 - false escalations on finished work: the share of `proceed` cases decided `escalate`.
 
-The corpus is split by a hash of the file name into `tune/` and `holdback/`. The rules were tuned
-on `tune/` only; `holdback/` was scored once, at the end (figures below). `pytest
-tests/test_corpus_real.py -s` prints the tables (per half, per agent) and the rules' unsure rate.
-Nothing is written anywhere.
+`tune/` is the tuning pool (the first tune and holdback halves; the old holdback was scored once,
+then moved in — README). A second hash splits the pool into cross-validation halves A and B.
+`holdback2/` holds new real outputs collected before the last round of tuning and scored once, at
+the end. `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the
+rules' unsure rate. Nothing is written anywhere.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.corpus_cases import SPLITS, Case, load_split, split_of, unsure_rates
+from tests.corpus_cases import Case, load_cases, unsure_rates
 
 from orchestrator.agents.base import AgentResult
 from orchestrator.config import Settings
@@ -47,20 +49,21 @@ OUTCOME = {
     "escalate": "escalate",
 }
 
-# Which halves are scored. Only `tune` while the rules were being tuned; `holdback` was added
-# once, at the end (2026-11-23 13:09 UTC), and nothing was tuned after.
-SCORED = ("tune", "holdback")
+SETS = ("tune", "holdback2")
+# Which sets are scored: the pool and its CV halves while tuning; `holdback2` is added once, at the
+# end, and nothing is tuned after.
+SCORED = ("tune", "cv_a", "cv_b")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
-# tune, before any change (commit c5518fc): 0.542, 0.800, 0.526, 0.059 (155 cases).
-# tune, after the general mechanisms:       0.832, 0.929, 0.930, 0.039.
-# holdback, scored once at the end:         0.625, 0.780, 0.545, 0.107 (168 cases) — the gap to
-# tune is what tuning on 155 cases bought in-sample; holdback is the honest figure.
-# Unsure (LLM call rate with --llm): tune 78/155 = 50.3%, holdback 91/168 = 54.2%.
+# First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
+# scored once, 0.625, 0.780, 0.545, 0.107. The holdback was then moved into the pool.
+# Pool of 323 before the second round of tuning: 0.724, 0.851, 0.762, 0.075 (A 0.728, 0.870,
+# 0.830, 0.113; B 0.720, 0.832, 0.688, 0.022). Unsure: 169/323 = 52.3%.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.832, 0.929, 0.930, 0.039),
-    "holdback": (0.625, 0.780, 0.545, 0.107),
+    "tune": (0.724, 0.851, 0.762, 0.075),
+    "cv_a": (0.728, 0.870, 0.830, 0.113),
+    "cv_b": (0.720, 0.832, 0.688, 0.022),
 }
 FLOOR = 0.10
 
@@ -69,7 +72,14 @@ def _floor(x: float) -> float:
     return math.floor((x - FLOOR) * 100) / 100
 
 
-CASES = {split: load_split(CORPUS, split) for split in SPLITS}
+def cv_half(stem: str) -> str:
+    """The cross-validation half of a pool case (README): fixed by the file name."""
+    return "cv_a" if int(hashlib.sha256(f"cv:{stem}".encode()).hexdigest(), 16) % 2 == 0 else "cv_b"
+
+
+CASES = {s: load_cases(CORPUS / s) for s in SETS}
+CASES["cv_a"] = [c for c in CASES["tune"] if cv_half(c.path.stem) == "cv_a"]
+CASES["cv_b"] = [c for c in CASES["tune"] if cv_half(c.path.stem) == "cv_b"]
 
 
 @dataclass(frozen=True)
@@ -169,19 +179,20 @@ def mistakes(rows: list[Scored]) -> str:
     )
 
 
-def test_headers_agree_with_folders_and_split_rule() -> None:
-    """Every file of both halves: the decision agrees with its folder, the split with the hash
-    rule, and the header carries what the README says (only headers are read here)."""
+def test_headers_agree_with_folders() -> None:
+    """Every file of both sets: the decision agrees with its folder and the header carries what the
+    README says (only headers are read here); no name is in both sets."""
     total = 0
-    for split, cases in CASES.items():
-        for c in cases:
+    names = [{c.path.stem for c in CASES[s]} for s in SETS]
+    assert not set.intersection(*names)
+    for split in SETS:
+        for c in CASES[split]:
             total += 1
             m = c.meta
             assert {"agent", "category", "decision", "action", "source", "label_from"} <= set(m), (
                 c.path
             )
             assert m["decision"] == FOLDER[c.verdict], c.path
-            assert split_of(c.path.stem) == split, f"{c.path}: belongs in {split_of(c.path.stem)}"
             assert c.path.stem.startswith(f"{m['agent']}_") or m["agent"] in c.path.stem, c.path
             assert m["category"] in (None, *CATEGORIES), c.path
             assert m["action"] in (None, "wait", "backoff"), c.path
@@ -198,7 +209,7 @@ def test_real_outputs(split: str) -> None:
     got = Figures.of(rows)
     print(table(split, rows))
     print(unsure_rates([r.case for r in rows], [r.interp for r in rows]))
-    if split == "tune":
+    if split != "holdback2":
         print("misjudged:\n" + mistakes(rows))
     if split in MEASURED:
         decision, category, caught, false_esc = MEASURED[split]
