@@ -245,6 +245,13 @@ def resume(
     row = store.run(run_id)
     if row is None:
         raise UserError(f"no run {run_id!r}; `orchestrator runs` lists them")
+    from orchestrator import fleet
+
+    if fleet.is_fleet(store, run_id):  # its ready and answered tasks go back to the workers
+        from orchestrator.runner import RunOutcome
+
+        fleet.requeue(store, run_id)
+        return RunOutcome(run_id, 0, {t["task_id"]: t["status"] for t in store.tasks(run_id)})
     meta = json.loads(row["settings_json"])
     settings = resume_settings(meta, overrides, config_file)
     was_parallel = int(meta.get("parallel") or 1) > 1
@@ -309,6 +316,10 @@ def answer(
         esc, text=text, option=option, recommended=recommended, retry=retry, skip=skip, abort=abort
     )
     row = record_answer(store, esc_id, ans, channel=channel, responder=responder)
+    from orchestrator import fleet
+
+    if fleet.is_fleet(store, esc["run_id"]):  # a worker takes the task up again
+        fleet.requeue(store, esc["run_id"], esc["task_id"])
     if folder is not None:
         write_user_decision(
             folder,
@@ -367,9 +378,12 @@ def list_escalations(
     config_file: Path | None = None,
     store: Store | None = None,
 ) -> list[EscalationRow]:
-    """The inbox: open questions of every run in the store (or of one run)."""
+    """The inbox: open questions of every run in the store (or of one run), each with the
+    `worker` whose attempt asked (None outside the fleet)."""
+    from orchestrator.fleet_store import with_workers
+
     store = store or open_store(db, config_file=config_file)
-    return store.escalations(run_id, open_only=open_only)
+    return with_workers(store, store.escalations(run_id, open_only=open_only))
 
 
 def resume_task(
@@ -437,3 +451,42 @@ def serve(
         extra_mounts=extra_mounts,
         lifespans=lifespans,
     )
+
+
+def run_stopped() -> type[Exception]:
+    """The runner's RunStopped, for lanes driven outside `Runner.execute` (the fleet)."""
+    from orchestrator.runner import RunStopped
+
+    return RunStopped
+
+
+def submit(
+    plan_path: str | Path,
+    *,
+    wait: bool = True,
+    origin: str | None = None,
+    config_file: Path | None = None,
+    **overrides: Any,
+) -> RunOutcome:
+    """A new run for the fleet (`orchestrator worker` processes sharing a PostgreSQL store):
+    its run branch pushed to its origin, its ready tasks queued. With `wait`, progress is
+    printed until the run rests and the workdir is brought to the run branch's result."""
+    from orchestrator import fleet
+    from orchestrator.runner import RunOutcome
+
+    run_id = fleet.submit(plan_path, origin=origin, config_file=config_file, **overrides)
+    store = fleet.open_store(overrides.get("db"), config_file)
+    if not wait:
+        print(f"run {run_id} queued for the fleet; `orchestrator status {run_id}` follows it")
+        return RunOutcome(run_id, 0, {t["task_id"]: t["status"] for t in store.tasks(run_id)})
+    done = fleet.watch(store, run_id)
+    if done.exit_code == 0:
+        fleet.bring_home(store, run_id)
+    return RunOutcome(run_id, done.exit_code, done.statuses)
+
+
+def work(db: str | None = None, *, config_file: Path | None = None, **options: Any) -> None:
+    """`orchestrator worker`: run the fleet's ready tasks until stopped (`fleet.work`)."""
+    from orchestrator import fleet
+
+    fleet.work(db, config_file=config_file, **options)

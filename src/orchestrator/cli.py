@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator import __version__
+from orchestrator.cli_fleet import register as register_fleet
 
 if TYPE_CHECKING:
     from orchestrator import api
@@ -43,6 +44,7 @@ plan_app = typer.Typer(help="Inspect plan files.", no_args_is_help=True)
 config_app = typer.Typer(help="Show the effective configuration.", no_args_is_help=True)
 app.add_typer(plan_app, name="plan")
 app.add_typer(config_app, name="config")
+register_fleet(app)  # `submit` and `worker` (cli_fleet.py)
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
@@ -340,7 +342,7 @@ def _print_escalations(rows: Sequence[Mapping[str, Any]]) -> None:
     for e in rows:
         out.print(
             f"  [bold]#{e['id']}[/bold] run {e['run_id']} task {e['task_id']} "
-            f"(level {e['level']}{', ' + e['category'] if e['category'] else ''})"
+            f"(level {e['level']}{', ' + e['category'] if e['category'] else ''}{', worker ' + escape(e['worker']) if e.get('worker') else ''})"
         )
         out.print("     " + escape(e["question"].splitlines()[0][:200]))
         for i, o in enumerate(e["options"]):

@@ -37,6 +37,7 @@ runs = Table(
     Column("lock_host", String(255)),
     Column("lock_heartbeat", Float),
     Column("lock_started", String(80)),
+    Column("origin", Text),
 )
 
 tasks = Table(
@@ -84,6 +85,10 @@ attempts = Table(
     Column("artifact_dir", Text, nullable=False),
     Column("pgid", Integer),
     Column("pgid_started", String(80)),
+    Column("worker", String(255)),
+    Column("worker_host", String(255)),
+    Column("worker_pid", Integer),
+    Column("worker_started", String(80)),
     ForeignKeyConstraint(["run_id"], ["runs.id"], ondelete="CASCADE"),
     UniqueConstraint("run_id", "task_id", "number", name="uq_attempts_number"),
 )

@@ -1,0 +1,260 @@
+"""The fleet (issue 12, part 2) on the real PostgreSQL: `orchestrator submit` queues a plan,
+two `orchestrator worker` processes (real subprocesses, real git, a bare repository as the
+origin) run it; one is killed with SIGKILL mid-task and the other takes its task over."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from tests.conftest import PG_URL, _pg_reachable
+from tests.helpers import cli_env
+
+from orchestrator.store import Store
+
+pytestmark = pytest.mark.postgres
+
+GIT_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_AUTHOR_NAME": "user",
+    "GIT_AUTHOR_EMAIL": "user@example.com",
+    "GIT_COMMITTER_NAME": "user",
+    "GIT_COMMITTER_EMAIL": "user@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+# Each run writes its task's file with the worker's identity; worker A's second task sleeps long
+# enough to be cut off (its agent outlives the killed worker until it is reaped).
+AGENT = textwrap.dedent("""\
+    import os, sys, time
+    task, me, log = sys.argv[1], os.environ["FLEET_ID"], os.environ["FLEET_LOG"]
+    with open(log) as fh:
+        mine = sum(1 for line in fh if line.split()[1] == me)
+    with open(log, "a") as fh:
+        fh.write(f"start {me} {task} {os.getpid()}\\n")
+    time.sleep(60 if me == "A" and mine == 1 else 0.3)
+    with open(f"out-{task}.txt", "w") as fh:
+        fh.write(f"{task} by {me}\\n")
+    print("STATUS: completed")
+""")
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A schema of its own on the test server: our tables and procrastinate's."""
+    reason = _pg_reachable()
+    if reason:
+        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    schema = "f_" + uuid.uuid4().hex[:10]
+    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def project(tmp: Path, *, with_origin: bool = True) -> tuple[Path, Path]:
+    """A bare origin and a clone of it with one commit on main."""
+    origin = tmp / "origin.git"
+    work = tmp / "work"
+    git(tmp, "init", "-q", "--bare", "-b", "main", str(origin))
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    (work / "README").write_text("project\n")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "initial")
+    if with_origin:
+        git(work, "remote", "add", "origin", str(origin))
+        git(work, "push", "-q", "origin", "main")
+    return origin, work
+
+
+def plan(tmp: Path, n: int) -> Path:
+    body = "\n".join(
+        f"## Task {i}: Step {i}\n\n**Type:** CODING\n\n**Description:**\nWrite out-{i}.txt.\n"
+        for i in range(1, n + 1)
+    )
+    path = tmp / "plan.md"
+    path.write_text(f"# Fleet milestone\n\n{body}")
+    return path
+
+
+def orchestrator(tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        cwd=tmp,
+        env=cli_env(tmp, **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def start_worker(tmp: Path, db: str, name: str) -> tuple[subprocess.Popen[str], Path]:
+    log = tmp / f"worker-{name}.log"
+    args = ["worker", "--db", db, "--name", name, "--stall-timeout", "2", "--heartbeat", "0.5"]
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "orchestrator", *args, "--folder", str(tmp / f"w-{name}")],
+            cwd=tmp,
+            env=cli_env(tmp, FLEET_ID=name, FLEET_LOG=str(tmp / "agents.log")),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    return proc, log
+
+
+def starts(tmp: Path) -> list[tuple[str, str, int]]:
+    lines = (tmp / "agents.log").read_text().splitlines()
+    return [(w, t, int(p)) for _, w, t, p in (ln.split() for ln in lines)]
+
+
+def until(what: str, check: object, logs: list[Path], limit: float = 90.0) -> None:
+    """Wait for `check()` (a bound, not a measurement); on the bound, fail with the logs."""
+    deadline = time.monotonic() + limit
+    while not check():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            tails = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in logs if p.exists())
+            pytest.fail(f"{what} did not happen\n{tails}")
+        time.sleep(0.2)
+
+
+def gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state == "Z"
+
+
+def test_two_workers_run_a_plan_and_one_takes_over_a_killed_workers_task(
+    tmp_path: Path, pg_url: str
+) -> None:
+    origin, work = project(tmp_path)
+    (tmp_path / "agents.log").write_text("")
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    submitted = orchestrator(
+        tmp_path,
+        "submit",
+        str(plan(tmp_path, 6)),
+        "--workdir",
+        str(work),
+        "--db",
+        pg_url,
+        "--agent",
+        "command",
+        "--agent-cmd",
+        f"{sys.executable} {script} {{task_id}}",
+        "--no-wait",
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    run_id = submitted.stdout.split()[1]
+    a, a_log = start_worker(tmp_path, pg_url, "A")
+    b, b_log = start_worker(tmp_path, pg_url, "B")
+    logs = [a_log, b_log]
+    store = Store(pg_url)
+    try:
+        until(
+            "worker A starting its second task",
+            lambda: sum(w == "A" for w, _, _ in starts(tmp_path)) >= 2,
+            logs,
+        )
+        _, cut_task, orphan = [s for s in starts(tmp_path) if s[0] == "A"][1]
+        a.kill()  # SIGKILL: no goodbye, its agent left running
+        a.wait()
+
+        def finished() -> bool:
+            run = store.run(run_id)
+            return run is not None and run["status"] in ("COMPLETED", "FAILED", "PAUSED")
+
+        until("the run finishing", finished, logs)
+        run = store.run(run_id)
+        assert run is not None and run["status"] == "COMPLETED", run
+        attempts = [dict(r) for r in store.attempts(run_id)]
+        for t in store.tasks(run_id):
+            done = [
+                x for x in attempts if x["task_id"] == t["task_id"] and x["verdict"] == "completed"
+            ]
+            assert t["status"] == "COMPLETED" and len(done) == 1, (t, attempts)
+        completed_by = {x["worker"] for x in attempts if x["verdict"] == "completed"}
+        assert completed_by == {"A", "B"}, attempts  # work from both workers
+        cut = [x for x in attempts if x["task_id"] == cut_task]
+        assert [(x["worker"], x["verdict"]) for x in cut] == [
+            ("A", "interrupted"),
+            ("B", "completed"),
+        ]
+        until("the killed worker's agent being reaped", lambda: gone(orphan), logs, limit=15)
+
+        branch = f"orchestrator/{run_id}"
+        files = git(origin, "ls-tree", "-r", "--name-only", branch).split()
+        assert sorted(f for f in files if f.startswith("out-")) == [
+            f"out-{i}.txt" for i in range(1, 7)
+        ]
+        assert git(origin, "show", f"{branch}:out-{cut_task}.txt") == f"{cut_task} by B\n"
+        shown = orchestrator(tmp_path, "status", run_id, "--db", pg_url, "--json")
+        assert '"worker": "B"' in shown.stdout
+    finally:
+        for proc in (a, b):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in (a, b):
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        store.close()
+    assert b.returncode == 0, b_log.read_text()[-3000:]  # SIGTERM: a clean stop
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, pg_url: str) -> None:
+    _, work = project(tmp_path, with_origin=False)
+    no_db = orchestrator(tmp_path, "worker", ORCHESTRATOR_DB="")
+    sqlite = orchestrator(tmp_path, "worker", "--db", f"sqlite:///{tmp_path / 's.db'}")
+    down = orchestrator(tmp_path, "worker", "--db", "postgresql://postgres@127.0.0.1:1/none")
+    no_origin = orchestrator(
+        tmp_path,
+        "submit",
+        str(plan(tmp_path, 1)),
+        "--workdir",
+        str(work),
+        "--db",
+        pg_url,
+        "--agent",
+        "command",
+        "--agent-cmd",
+        "true",
+        "--no-wait",
+    )
+    for res, says in (
+        (no_db, "needs a shared PostgreSQL store"),
+        (sqlite, "needs a shared PostgreSQL store"),
+        (down, "cannot open the state database"),
+        (no_origin, "has no origin"),
+    ):
+        assert res.returncode == 2, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and says in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr
