@@ -258,3 +258,110 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, pg_url: str) -> None:
         assert res.returncode == 2, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1 and says in res.stderr, res.stderr
         assert "Traceback" not in res.stderr
+
+
+SAME_FILE = textwrap.dedent("""\
+    import sys, time
+    time.sleep(1)
+    with open("same.txt", "w") as fh:
+        fh.write(f"written by task {sys.argv[1]}\\n")
+    print("STATUS: completed")
+""")
+
+
+def test_a_conflicting_merge_escalates_with_its_worker_and_an_answer_requeues_it(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Two tasks side by side on one worker (--concurrency 2) write the same file: one merges,
+    the other conflicts on the pushed head too and asks a person; `escalations` and the web
+    page say which worker; answering (skip) queues the task again and the run completes."""
+    from starlette.testclient import TestClient
+
+    from orchestrator.web.app import create_app
+
+    origin, work = project(tmp_path)
+    script = tmp_path / "agent.py"
+    script.write_text(SAME_FILE)
+    submitted = orchestrator(
+        tmp_path, "submit", str(plan(tmp_path, 2)), "--workdir", str(work), "--db", pg_url,
+        "--agent", "command", "--agent-cmd", f"{sys.executable} {script} {{task_id}}", "--no-wait",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    run_id = submitted.stdout.split()[1]
+    log = tmp_path / "worker-W.log"
+    with log.open("w") as out:
+        w = subprocess.Popen(
+            [sys.executable, "-m", "orchestrator", "worker", "--db", pg_url, "--name", "W",
+             "--concurrency", "2", "--folder", str(tmp_path / "w")],
+            cwd=tmp_path, env=cli_env(tmp_path), stdout=out, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+    store = Store(pg_url)
+    try:
+
+        def status() -> str:
+            run = store.run(run_id)
+            return run["status"] if run else "?"
+
+        until("the run pausing for a person", lambda: status() in ("PAUSED", "COMPLETED"), [log])
+        [esc] = store.escalations(run_id, open_only=True)
+        assert esc["category"] == "merge_conflict" and "same.txt" in esc["question"]
+        shown = orchestrator(tmp_path, "escalations", "--db", pg_url)
+        assert f"#{esc['id']}" in shown.stdout and "worker W" in shown.stdout, shown.stdout
+        kept = f"orchestrator/{run_id}--{esc['task_id']}"
+        assert kept in git(origin, "for-each-ref", "--format=%(refname:short)")
+        app = create_app(store, token=None, loopback=True)
+        with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+            page = client.get(f"/runs/{run_id}").text
+            assert "· worker W" in page and "<th>Worker</th>" in page
+            assert client.get("/api/escalations").json()["escalations"][0]["worker"] == "W"
+
+        answered = orchestrator(tmp_path, "answer", str(esc["id"]), "--skip", "--db", pg_url)
+        assert answered.returncode == 0, answered.stderr
+        until("the run completing after the answer", lambda: status() == "COMPLETED", [log])
+        statuses = sorted(t["status"] for t in store.tasks(run_id))
+        assert statuses == ["COMPLETED", "SKIPPED"]
+        branch = f"orchestrator/{run_id}"
+        assert git(origin, "show", f"{branch}:same.txt").startswith("written by task")
+    finally:
+        w.send_signal(signal.SIGTERM)
+        try:
+            w.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
+        store.close()
+
+
+def test_a_dead_workers_agent_is_reaped_when_a_worker_starts_on_its_machine(
+    store: Store, tmp_path: Path
+) -> None:
+    """The worker died elsewhere in time: its attempt was taken over (interrupted) while its
+    agent went on; the next worker started on this machine kills that agent first."""
+    from orchestrator.agents.process import MARK_VAR
+    from orchestrator.fleet_store import Worker, record_worker, take_over
+    from orchestrator.fleet_worker import reap_orphans
+    from orchestrator.plans import load_plan
+
+    gone_pid = subprocess.Popen(["true"])
+    gone_pid.wait()
+    dead = Worker("old", Worker.me().host, gone_pid.pid, "boot:1")
+    agent = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, MARK_VAR: dead.mark}, start_new_session=True
+    )
+    try:
+        p = load_plan(plan(tmp_path, 1))
+        store.create_run("r1", p, tmp_path, "command", {})
+        store.begin_attempt("r1", "1", tmp_path / "runs" / "1", "command", None, 1)
+        record_worker(store, "r1", "1", 1, dead)
+        store.record_process("r1", agent.pid, ("1", 1))
+        [cut] = take_over(store, "r1", "1", Worker.me("new"))  # elsewhere: nothing to kill here
+        assert cut["worker"] == "old"
+        assert agent.poll() is None
+        assert agent.pid in reap_orphans(store, Worker.me("new"))
+        assert agent.wait(timeout=10) is not None
+        [row] = store.attempts("r1")
+        assert row["verdict"] == "interrupted" and row["pgid"] is None
+        assert reap_orphans(store, Worker.me("new")) == []  # forgotten once reaped
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
