@@ -17,6 +17,7 @@ its origin, the run records that origin, and its ready tasks are queued.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import sys
@@ -268,8 +269,7 @@ def watch(store: Store, run_id: str, out: Any = None, every: float = 1.0) -> Fle
         assert run is not None
         workers: dict[str, str | None] = {}
         for a in store.attempts(run_id):
-            row: dict[str, Any] = dict(a)
-            workers[a["task_id"]] = row.get("worker")
+            workers[a["task_id"]] = a["worker"]
         tasks = store.tasks(run_id)
         for t in tasks:
             now = (t["status"], workers.get(t["task_id"]))
@@ -329,6 +329,15 @@ def work(
     worker = fleet_store.Worker.me(name)
     base = folder or Path(platformdirs.user_cache_dir("orchestrator", appauthor=False)) / "fleet"
     host = Host(store, worker, (base / slug(worker.name)).resolve())
+    host.folder.mkdir(parents=True, exist_ok=True)
+    held = (host.folder / "worker.lock").open("w")  # one worker per folder: its clones are its own
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held.close()
+        raise UserError(
+            f"another worker uses {host.folder}; give each worker on a machine its own --name"
+        ) from None
     ensure_schema(store)
     reaped = reap_orphans(store, worker)
     print(
@@ -348,3 +357,4 @@ def work(
             additional_context={"host": host},
         )
     store.close()
+    held.close()

@@ -42,6 +42,8 @@ class RunRow(TypedDict):
     lock_host: str | None
     lock_heartbeat: float | None
     lock_started: str | None
+    origin: str | None
+    """A fleet run's repository, which its workers clone and push to (None: one runner)."""
 
 
 class TaskRow(TypedDict):
@@ -85,6 +87,11 @@ class AttemptRow(TypedDict):
     """The agent's process group, killed on recovery if it outlived a crash."""
     pgid_started: str | None
     """Boot id and start time of the group's leader, so a recycled PID is never mistaken."""
+    worker: str | None
+    """The fleet worker that ran it (`--name`, else host:pid); None outside the fleet."""
+    worker_host: str | None
+    worker_pid: int | None
+    worker_started: str | None
 
 
 class EscalationRow(TypedDict):
