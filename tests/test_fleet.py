@@ -365,3 +365,34 @@ def test_a_dead_workers_agent_is_reaped_when_a_worker_starts_on_its_machine(
         if agent.poll() is None:
             agent.kill()
             agent.wait()
+
+
+def test_submit_follows_the_run_and_brings_the_workdir_to_its_result(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Without --no-wait, `submit` prints each task's status and worker until the run completes,
+    exits 0 and leaves the workdir's files as the run branch has them; `resume` of a finished
+    fleet run queues nothing."""
+    _, work = project(tmp_path)
+    (tmp_path / "agents.log").write_text("")
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    w, log = start_worker(tmp_path, pg_url, "W")
+    try:
+        res = orchestrator(
+            tmp_path, "submit", str(plan(tmp_path, 2)), "--workdir", str(work), "--db", pg_url,
+            "--agent", "command", "--agent-cmd", f"{sys.executable} {script} {{task_id}}",
+        )  # fmt: skip
+        assert res.returncode == 0, res.stdout + res.stderr + log.read_text()
+        assert "task 1: COMPLETED on W" in res.stdout and "task 2: COMPLETED on W" in res.stdout
+        assert (work / "out-1.txt").read_text() == "1 by W\n"
+        assert (work / "out-2.txt").read_text() == "2 by W\n"
+        run_id = res.stdout.split("run ")[-1].split(":")[0]
+        again = orchestrator(tmp_path, "resume", run_id, "--db", pg_url)
+        assert again.returncode == 0 and "0 task(s) queued" in again.stdout, again.stdout
+    finally:
+        w.send_signal(signal.SIGTERM)
+        try:
+            w.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()

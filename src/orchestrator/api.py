@@ -250,7 +250,8 @@ def resume(
     if fleet.is_fleet(store, run_id):  # its ready and answered tasks go back to the workers
         from orchestrator.runner import RunOutcome
 
-        fleet.requeue(store, run_id)
+        queued = fleet.requeue(store, run_id)
+        print(f"run {run_id} is a fleet run: {len(queued)} task(s) queued for the workers")
         return RunOutcome(run_id, 0, {t["task_id"]: t["status"] for t in store.tasks(run_id)})
     meta = json.loads(row["settings_json"])
     settings = resume_settings(meta, overrides, config_file)
