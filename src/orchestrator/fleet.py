@@ -123,17 +123,18 @@ def make_app(store: Store, stall_timeout: float = STALL_TIMEOUT) -> App:
     @app.periodic(cron=f"* * * * * */{every}", periodic_id="stalled")
     @app.task(name=RETRY_STALLED, queue=QUEUE, queueing_lock=RETRY_STALLED, priority=100)
     async def retry_stalled(timestamp: int) -> None:
-        jobs = await app.job_manager.get_stalled_jobs(
-            queue=QUEUE, task_name=RUN_TASK, seconds_since_heartbeat=stall_timeout
-        )
-        for job in jobs:
-            try:
-                await app.job_manager.retry_job(job)
-            except Exception:  # the same task is queued already: that job does the work
-                assert job.id is not None
-                from procrastinate.jobs import Status
+        from procrastinate.jobs import Status
 
-                await app.job_manager.finish_job_by_id_async(job.id, Status.FAILED, False)
+        manager = app.job_manager
+        for job in await manager.get_stalled_jobs(
+            queue=QUEUE, seconds_since_heartbeat=stall_timeout
+        ):
+            assert job.id is not None
+            try:
+                await manager.retry_job(job)
+            except Exception:  # its task is queued again already (queueing lock): that job runs
+                if await manager.get_job_status_async(job.id) == Status.DOING:
+                    await manager.finish_job_by_id_async(job.id, Status.FAILED, False)
 
     return app
 
