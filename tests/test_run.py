@@ -46,10 +46,20 @@ def test_hello_demo_retries_once_then_completes(tmp_path: Path) -> None:
     assert "Hello Ada" in prompt2
     # artifacts of every attempt: prompt, transcript, output, gate logs
     a1 = tmp_path / "runs" / run_id / "1.2" / "attempt-1"
-    assert {"prompt.md", "transcript.jsonl", "output.txt", "decision.json"} <= {
-        p.name for p in a1.iterdir()
-    }
+    assert {"prompt.md", "transcript.jsonl", "output.txt"} <= {p.name for p in a1.iterdir()}
     assert (a1 / "gates" / "gate-1.log").exists()
+    # the judge's decision and the gates it read are recorded with the attempt's verdict
+    with sqlite3.connect(tmp_path / "state.db") as conn:
+        payload = json.loads(
+            conn.execute(
+                "SELECT payload_json FROM events WHERE kind = 'attempt_finished' AND task_id = '1.2'"
+                " ORDER BY id LIMIT 1"
+            ).fetchone()[0]
+        )
+    assert payload["verdict"] == "failed" and payload["action"] == "retry", payload
+    assert payload["reason"]
+    assert payload["gates"] and all(g["exit_code"] != 0 for g in payload["gates"])
+    assert payload["gates"][0]["log"].endswith("attempt-1/gates/gate-1.log")
 
 
 def test_doomed_plan_stops_after_three_similar_failures(tmp_path: Path) -> None:

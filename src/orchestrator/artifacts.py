@@ -8,7 +8,6 @@ for any other database; each run records that folder (`state_dir`), so old runs 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -80,19 +79,3 @@ def write_text(path: Path, text: str) -> None:
     """A new file, its folder created when missing."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-
-
-def write_json(path: Path, data: Any, *, atomic: bool = True) -> None:
-    """Written to a temporary file and renamed, so a reader never sees half a file.
-
-    `atomic=False` writes a new file in an existing folder in place: evidence beside a recorded
-    state (an attempt's `decision.json`), where a crash mid-write may leave it short but never
-    loses anything, and one file created costs less than a temporary one and its rename."""
-    text = json.dumps(data, indent=2, default=str) + "\n"
-    if not atomic:
-        path.write_text(text, encoding="utf-8")
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

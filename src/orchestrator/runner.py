@@ -24,7 +24,7 @@ from typing import Any, Literal
 from orchestrator import asking, history
 from orchestrator.agents.base import Agent, AgentEvent, AgentResult, AttemptContext, HumanQuestion
 from orchestrator.agents.process import supervised
-from orchestrator.artifacts import beside, run_folder, write_json, write_text
+from orchestrator.artifacts import beside, run_folder, write_text
 from orchestrator.config import Settings
 from orchestrator.console import fmt_cost
 from orchestrator.events import (
@@ -152,7 +152,7 @@ class Runner:
         mark = self.store.process_mark(self.run_id)
         with terminated_as_interrupt():
             try:
-                with supervised(mark, self.record_process):
+                with supervised(mark, self.record_process, background=True):
                     self.ingest_decision_files()  # a bad one fails before anything is recorded
                     self.start(resumed)
                     try:
@@ -282,7 +282,6 @@ class Runner:
             self.statuses[task.id] = rule.status
             self.failed = self.failed or rule.status == "FAILED"
         if finished is not None:
-            finished.saved()  # decision.json, written while the step was recorded
             self.spent += finished.result.cost_usd or 0.0
             for event in finished.events(self.run_id, task.id, row):
                 self.emit(event)
@@ -394,9 +393,7 @@ class Runner:
         state.backoffs = lambda: history.backoffs(self.store, self.run_id, task.id)
         d = self.judge.decide(task, result, checks, state, max_attempts=self.attempt_cap(task))
         done = Finished(number, d, result, self.agent.name, model, self.attempt_cap(task), row)
-        done.files = beside(
-            write_json, adir / "decision.json", done.decision_file(checks), atomic=False
-        )
+        done.checks = checks
         return d.outcome, done
 
     def gates(self, task: Task, number: int, commands: list[str], adir: Path) -> list[GateResult]:

@@ -3,7 +3,6 @@ being applied (`Applying`). The runner hands either to its one `transition`."""
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +34,8 @@ class Finished:
     """Attempts allowed at this ladder level (max_attempts, or max_e2e_fix_attempts)."""
     row: TaskRow
     """The task as it was before the attempt (counters, guidance)."""
-    files: Future[None] | None = field(default=None, compare=False)
-    """Its decision.json being written beside the record (`saved` waits for it)."""
-
-    def saved(self) -> None:
-        if self.files is not None:
-            self.files.result()
+    checks: list[GateResult] = field(default_factory=list)
+    """The gates the judge read."""
 
     @property
     def failed(self) -> bool:
@@ -65,29 +60,24 @@ class Finished:
             "guidance": d.guidance,
         }
 
-    def decision_file(self, checks: list[GateResult]) -> dict[str, Any]:
-        """decision.json: the judge's decision and the gates it read."""
-        d = self.decision
-        return {
-            "action": d.action,
-            "verdict": d.verdict,
-            "reason": d.reason,
-            "guidance": d.guidance,
-            "gates": [
-                {"command": g.command, "exit_code": g.exit_code, "log": str(g.log_path)}
-                for g in checks
-            ],
-        }
-
     def payload(self) -> dict[str, Any]:
+        """The `attempt_finished` event's: with the attempt's row (decision, guidance, error),
+        the whole decision and the gates it read. (It was also written as the attempt's
+        decision.json: one file more per attempt, ~0.1-0.3 ms of the next commit's journal.)"""
         d = self.decision
-        return {
+        out: dict[str, Any] = {
             "attempt": self.number,
             "verdict": d.verdict,
             "action": d.action,
             "reason": d.reason,
             "loop": d.loop.kind if d.loop else None,
         }
+        if self.checks:
+            out["gates"] = [
+                {"command": g.command, "exit_code": g.exit_code, "log": str(g.log_path)}
+                for g in self.checks
+            ]
+        return out
 
     def events(self, run_id: str, task_id: str, row: TaskRow) -> list[Event]:
         d, r = self.decision, self.result

@@ -10,7 +10,10 @@ file is a metadata write that the next durable commit has to journal (~0.1-0.4 m
 Nothing outlives its step: after every process the whole group is killed (SIGTERM, then SIGKILL
 for whatever ignores it). While a run is driven (`supervised`) every process carries the run's
 mark in its environment and each new group is reported (the store records it with the leader's
-`stamp`), so a later runner kills what a killed one left behind before anything runs again.
+`stamp`), so a later runner kills what a killed one left behind before anything runs again. The
+report may be made on a thread of its own while the process runs (`background=True`): the group's
+record is a third write per attempt, and it need not delay the process (the mark finds what
+starts before it lands); the process is reaped only after it, so its pid cannot be reused meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
@@ -67,18 +71,23 @@ MARK_VAR = "ORCHESTRATOR_RUN_MARK"
 """Environment variable naming the run a process was started for (inherited by descendants)."""
 _mark: str | None = None
 _on_spawn: Callable[[int], None] | None = None
+_background = False
+_reporter: ThreadPoolExecutor | None = None
 
 
 @contextlib.contextmanager
-def supervised(mark: str, on_spawn: Callable[[int], None]) -> Iterator[None]:
-    """While a run is driven: mark every process started here, report each new group's pid."""
-    global _mark, _on_spawn
-    saved = _mark, _on_spawn
-    _mark, _on_spawn = mark, on_spawn
+def supervised(
+    mark: str, on_spawn: Callable[[int], None], *, background: bool = False
+) -> Iterator[None]:
+    """While a run is driven: mark every process started here, report each new group's pid —
+    on the caller's thread, or (`background`) on a reporting thread while the process runs."""
+    global _mark, _on_spawn, _background
+    saved = _mark, _on_spawn, _background
+    _mark, _on_spawn, _background = mark, on_spawn, background
     try:
         yield
     finally:
-        _mark, _on_spawn = saved
+        _mark, _on_spawn, _background = saved
 
 
 def marked_env(env: Mapping[str, str] | None = None) -> dict[str, str] | None:
@@ -93,17 +102,39 @@ def mark_vars() -> dict[str, str]:
     return {MARK_VAR: _mark} if _mark is not None else {}
 
 
-def spawned(pid: int) -> None:
-    """Report a process (group) started outside run_process, e.g. by an SDK."""
-    if _on_spawn is not None:
+def spawned(pid: int) -> Future[None] | None:
+    """Report a process (group), e.g. one an SDK started. In the background, the report is
+    skipped if the leader has already exited (nothing is left to find by it); the future is
+    waited for before the process is reaped (`settle`)."""
+    global _reporter
+    if _on_spawn is None:
+        return None
+    if not _background:
         _on_spawn(pid)
+        return None
+    if _reporter is None:
+        _reporter = ThreadPoolExecutor(1, thread_name_prefix="orchestrator-spawned")
+    report = _on_spawn
+
+    def record() -> None:
+        if stamp(pid) is not None or not _LINUX:
+            report(pid)
+
+    return _reporter.submit(record)
+
+
+def settle(pending: Future[None] | None) -> None:
+    """Wait until a background report is made (its error is raised here)."""
+    if pending is not None:
+        pending.result()
 
 
 def spawned_by(transport: object) -> None:
-    """Report the CLI an SDK transport started (its `_process`); nothing when it has none."""
+    """Report the CLI an SDK transport started (its `_process`); nothing when it has none. Made
+    before returning: the SDK reaps its process itself."""
     pid = getattr(getattr(transport, "_process", None), "pid", None)
     if isinstance(pid, int):
-        spawned(pid)
+        settle(spawned(pid))
 
 
 _LINUX = os.path.exists("/proc/self/stat")
@@ -276,6 +307,7 @@ def run_process(
         stderr_path.unlink()
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
+    pending: Future[None] | None = None
     with contextlib.ExitStack() as files:
         err = files.enter_context(_LazyFile(stderr_path))
         out = None if on_line is not None else files.enter_context(_create(stdout_path))
@@ -289,19 +321,25 @@ def run_process(
             start_new_session=True,
         )
         try:
-            spawned(proc.pid)
+            pending = spawned(proc.pid)
             if out is None:  # read from a pipe: its file is created while the process starts
                 out = files.enter_context(_create(stdout_path))
-            timed_out = _supervise(proc, out, err, deadline, stdin_data, _Lines(on_line), paused)
+            lines = _Lines(on_line)
+            timed_out = _supervise(proc, out, err, deadline, stdin_data, lines, paused, pending)
         except BaseException:
+            with contextlib.suppress(Exception):
+                settle(pending)  # before the group is reaped
             kill_group(proc)
             raise
         finally:
             for pipe in (proc.stdout, proc.stderr, proc.stdin):
                 if pipe is not None and not pipe.closed:
                     pipe.close()
-    proc.wait()
-    kill_group(proc.pid, LEFTOVER_GRACE)  # children it left behind stop before anything else runs
+    try:
+        settle(pending)  # the pid is still ours (a zombie, not reaped) until it is recorded
+    finally:
+        proc.wait()
+        kill_group(proc.pid, LEFTOVER_GRACE)  # children it left stop before anything else runs
     return ProcessResult(
         proc.returncode, stdout_path, stderr_path, time.monotonic() - start, timed_out
     )
@@ -366,6 +404,7 @@ def _supervise(
     stdin_data: bytes | None,
     lines: _Lines,
     paused: Callable[[], float] | None = None,
+    report: Future[None] | None = None,
 ) -> bool:
     """Feed stdin, copy stdout to `out` line by line and stderr to `err`, until exit and EOF;
     True on timeout."""
@@ -392,6 +431,7 @@ def _supervise(
                     deadline, held = deadline + extra, held + extra
                     continue
                 timed_out = True
+                settle(report)  # before kill_group reaps it
                 kill_group(proc)
                 exited, deadline = True, time.monotonic() + EOF_GRACE
                 _drop(sel, proc.stdin)
