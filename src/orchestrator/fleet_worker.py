@@ -173,6 +173,9 @@ def run_task(host: Host, run_id: str, task_id: str) -> list[str]:
     row = store.task(run_id, task_id)
     if row["status"] in (*DONE, "FAILED"):
         return fleet_store.settle(store, run_id, _order(store, run_id))[1]
+    statuses = {t["task_id"]: t["status"] for t in store.tasks(run_id)}
+    if any(statuses[d] not in DONE for d in store.plan(run_id).task(task_id).depends_on):
+        return []  # queued early: the task finishing its dependencies queues it again
     answered = None
     if row["status"] == "PAUSED_FOR_INTERVENTION":
         last = [e for e in store.escalations(run_id) if e["task_id"] == task_id]
@@ -197,7 +200,7 @@ def run_task(host: Host, run_id: str, task_id: str) -> list[str]:
         if isinstance(obs, EscalationFiles):
             obs.run_folder = folder
     runner.bus.observers.append(AttemptWorker(store, host.worker))
-    runner.statuses = {t["task_id"]: t["status"] for t in store.tasks(run_id)}
+    runner.statuses = {t["task_id"]: t["status"] for t in store.tasks(run_id)}  # after take_over
     runner.spent = store.spent(run_id)
     runner.asked = {e["task_id"] for e in store.escalations(run_id)}
     for a in cut:
