@@ -13,13 +13,15 @@ from __future__ import annotations
 import logging
 import re
 
+from orchestrator.interpret.asktool import final_ask_call
 from orchestrator.interpret.destructive import ASK, DESTRUCTIVE_VERB, find_destructive_proposal
 from orchestrator.interpret.external import BLOCKER, find_external_trouble, platform_reading
 from orchestrator.interpret.extract import extract_options, extract_recommendation
-from orchestrator.interpret.heuristics import UNCERTAIN, read_unmarked
+from orchestrator.interpret.heuristics import read_unmarked
 from orchestrator.interpret.llm_judge import ask_llm
 from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
+from orchestrator.interpret.phrases import UNCERTAIN
 from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
 from orchestrator.interpret.text import tail_text as tail_prose
 from orchestrator.interpret.uncertain import uncertainty_question
@@ -31,7 +33,8 @@ log = logging.getLogger("orchestrator.interpret")
 _CHOICE = re.compile(
     r"\b(?:which|what should|what do you want|what would you prefer|how should|how would you like|prefer|"
     r"choose|pick|clarify|whether|intended|correct|right one|should it be|welche[nrsm]?|wie möchtest|"
-    r"wie soll|bevorzugst|entscheide\w*|Entscheidung|Select|decision|decide)\b|\b(?:or|oder)\b[^?]*\?",
+    r"wie soll|bevorzugst|entscheide\w*|Entscheidung|Select|decision|decide|choices|questions? (?:are |is )?blocking)\b|"
+    r"\b(?:or|oder)\b[^?]*\?",
     re.I,
 )
 
@@ -177,6 +180,21 @@ def interpret_rules(text: str) -> Interpretation:
             evidence=cat_ev or marked.evidence,
         )
 
+    ask = final_ask_call(text)
+    if ask is not None:  # the agent's own ask tool, last: a question waiting for a person
+        ask_category, ask_ev = _category(lines, tail_text, done_confident=False)
+        if ask_category is None and (len(ask.options) >= 2 or _CHOICE.search(ask.question)):
+            ask_category = "ambiguous_requirements"
+        return Interpretation(
+            verdict="needs_human",
+            category=ask_category,
+            question=ask.question,
+            options=ask.options,
+            why=WHY[ask_category] if ask_category else WHY_GENERIC,
+            source="marker",
+            confident=True,
+            evidence=ask_ev or ask.question,
+        )
     reading = read_unmarked(lines)
     done_confident = reading.verdict == "completed" and reading.confident
     category, cat_ev = _category(lines, tail_text, done_confident=done_confident)

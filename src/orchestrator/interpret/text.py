@@ -7,7 +7,10 @@ Each line gets a zone:
 - `prose`: the agent's own words (Claude Code text, `codex` messages, Gemini `✦` lines);
 - `fence`: inside a ``` block (with its language, so a ```sql file is not a ```bash command);
 - `output`: tool output outside fences (codex `exec` blocks, `$ cmd` runs, Gemini tool boxes,
-  diffs, tracebacks, timestamped log lines, Aider status lines).
+  diffs, tracebacks, timestamped log lines, Aider status lines), and quoted lines: a line that
+  starts with `>` is not the agent's own voice (Aider's `> ` tool lines, Claude Code's `> ` user
+  prompt, a quoted message or help text). When most of the text is quoted (a whole transcript
+  pasted as a quote), the quote marks are dropped and the text read as usual.
 """
 
 from __future__ import annotations
@@ -104,9 +107,23 @@ def _looks_like_prose(raw: str) -> bool:
     )
 
 
+_QUOTE = re.compile(r"^[ \t]{0,3}>(?:[ \t]|$)")
+"""A quoted line: `> text` (not `>>>` of a REPL or `>\\s*$` prompt, see `_PROMPT`)."""
+
+
+def _dequote(raw: list[str]) -> list[str] | None:
+    """The lines without their quote marks when most of them are quoted, else None."""
+    filled = [r for r in raw if r.strip()]
+    quoted = sum(1 for r in filled if _QUOTE.match(r))
+    if filled and quoted * 5 >= len(filled) * 3:
+        return [_QUOTE.sub("", r, count=1) if _QUOTE.match(r) else r for r in raw]
+    return None
+
+
 def split_lines(text: str) -> list[Line]:
     """Label every line of TEXT with its zone (see the module docstring)."""
     raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    raw = _dequote(raw) or raw
     codex = sum(1 for r in raw if _CODEX_HEADER.match(r)) >= 2
     lines: list[Line] = []
     fence: str | None = None
@@ -153,6 +170,10 @@ def split_lines(text: str) -> list[Line]:
             if mode == "diff":
                 mode = "prose"
             lines.append(Line(no, r, "prose" if mode == "prose" else "output"))
+            continue
+        if _QUOTE.match(r) and not _PROMPT.match(r):
+            # not the agent's voice; kept without the mark so tool-result patterns still match
+            lines.append(Line(no, _QUOTE.sub("", r, count=1), "output"))
             continue
         if mode in ("output", "traceback") and _looks_like_prose(r):
             mode = "prose"

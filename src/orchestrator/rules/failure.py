@@ -277,7 +277,9 @@ def final_failure(lines: list[str], ok: re.Pattern[str]) -> str | None:
 
 INTENT = re.compile(
     r"\b(?:I['’]ll|I will|I['’]m (?:going to|continuing|starting|now going)|I am (?:going to|continuing)|"
-    r"Let me|Next,? I(?:['’]ll| will)|Now I(?:['’]ll| will)|I['’]m about to)\b[^.!?]*[.!:]?\s*$",
+    r"Let me|Next,? I(?:['’]ll| will)|Now I(?:['’]ll| will)|I['’]m about to|"
+    # the same in the languages agents answer in: pt, es, de, fr
+    r"Vou|Irei|Voy a|Ich werde|Ich mache (?:jetzt|mich)|Je vais)\b[^.!?]*[.!:]?\s*$",
     re.I,
 )
 """The last sentence is an intention, not a result: the turn ended before the work it announces."""

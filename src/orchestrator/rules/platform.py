@@ -273,7 +273,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             _code("50[024]")
             + r"|Internal Server Error|InternalServerError|Bad Gateway|api_error\b|"
-            r"server_error",
+            r"server_error|did not provide any assistant messages",
             re.I,
         ),
     ),
@@ -389,7 +389,9 @@ def reset_time(text: str, *, now: float | None = None) -> float | None:
 # -- platform errors in final text --------------------------------------------------------------
 _SELF_EVIDENT = re.compile(
     r"Claude AI usage limit reached|\b(?:usage|session|weekly|\d+-hour) limit (?:reached|hit)|"
-    r"You['’]?ve hit your (?:usage )?limit|Credit balance is too low|Invalid API key\s*·|"
+    r"You['’]?ve hit your (?:usage )?limit|Credit balance (?:is )?too low|Invalid API key\s*·|"
+    r"\byour request was rate-?limited\b|\byou['’]?ve hit a rate limit\b|"
+    r"did not provide any assistant messages|\blast status: \d{3}\b|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
@@ -420,7 +422,9 @@ _NOT_OURS = re.compile(
 )
 """A line *about* such errors (code that handles 429s, docs, tests), not one reporting one."""
 _RETRYING = re.compile(r"\b(?:retrying|reconnecting)\b[^\n]{0,20}\d+\s*/\s*\d+", re.I)
-"""`Reconnecting... 2/5`, `retrying 1/5 in 200ms`: the platform's own retry, still going on."""
+"""`Reconnecting... 2/5`, `retrying 1/5 in 200ms`: the platform's own retry, still going on —
+unless it is the last thing printed (the session ended while it was still failing)."""
+_URL = re.compile(r"\bhttps?://\S+")
 TAIL_LINES = 8
 
 
@@ -437,7 +441,7 @@ def find_platform_error(
         line = lines[k]
         if not (_SELF_EVIDENT.search(line) or _ERROR_SHAPE.search(line)):
             continue
-        if _NOT_OURS.search(line) or _RETRYING.search(line):
+        if _NOT_OURS.search(_URL.sub(" ", line)) or (_RETRYING.search(line) and k < len(lines) - 1):
             continue
         status = _status(line)
         after = " ".join(lines[k : k + 3])
