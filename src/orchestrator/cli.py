@@ -327,7 +327,7 @@ def status(
             escape(t["title"][:40]),
             t["status"],
             str(len(att)),
-            (att[-1]["verdict"] or "running") + (f" ({att[-1]['worker']})" if att[-1]["worker"] else "") if att else "-",
+            att[-1]["verdict"] or f"running {att[-1]['worker'] or ''}".strip() if att else "-",
             fmt_duration(sum(a["duration_s"] or 0 for a in att)),
             fmt_cost(sum(costs) if costs else None),
         )
