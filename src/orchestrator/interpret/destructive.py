@@ -73,6 +73,14 @@ _NL = [
         re.I,
     ),
 ]
+_NL_ASKED = re.compile(
+    r"\b(?:delete|remove|wipe|purge|rm -rf)\s+(?:it|them|these|those|(?:the|this|that|these|those|all|every)\s+"
+    r"(?:[\w./`-]+\s+){0,3}(?:director(?:y|ies)|dirs?|folders?|files?|artefacts?|artifacts?|branch(?:es)?|"
+    r"repos?|repository|repositories))\b",
+    re.I,
+)
+"""Deleting files or directories is asked about, not announced: only a question counts ("Want me
+to delete them?", "Should I remove it?"); "I'll remove the temp files" after finished work does not."""
 _INLINE = re.compile(r"`([^`\n]{3,300})`")
 _CODEX_EXEC = re.compile(r"\bexec\s+(?:bash|sh|zsh)\s+-\w*c\s+(['\"])(.*)\1")
 _CMD_START = re.compile(
@@ -216,6 +224,10 @@ def find_destructive_proposal(lines: list[Line], tail_text: str) -> str | None:
             m2 = rx.search(plain)
             if m2:
                 hits.append((ln.no, m2.group(0), False))
+    for _no, sent in sents[-6:]:
+        m3 = _NL_ASKED.search(sent)
+        if m3 and sent.rstrip().endswith("?") and not NEGATION.search(sent):
+            return m3.group(0)
     named: list[str] = []
     for no, hit, block in hits:
         before, same, after = _context(sents, no)

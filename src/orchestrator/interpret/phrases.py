@@ -188,6 +188,13 @@ FAILURE: _W = [
     (re.compile(r"\b(?:I'm|I am) stuck\b|\bI (?:gave up|give up|am giving up)\b", re.I), 3),
     (
         re.compile(
+            r"\b(?:tool call|request|command|operation) (?:was )?(?:cancell?ed|blocked|rejected|denied)\b",
+            re.I,
+        ),
+        3,
+    ),
+    (
+        re.compile(
             r"\b(?:can(?:no|')t|couldn't|could not|unable to)\s+(?:reach|connect|access|fetch|install|resolve|"
             r"load|import|start|build|compile)\b",
             re.I,
@@ -302,19 +309,21 @@ _BLOCKING = re.compile(
     r"so (?:that )?I can (?:proceed|continue|start|suggest|make|apply|implement|fix|propose|edit)|"
     r"ready for your (?:review|approval|go-?ahead|sign-?off)|once you(?:'ve)? (?:add|share|provide|confirm|approve)\w*|"
     r"(?:awaiting|waiting for|wait for) your (?:direction|input|decision|instructions?|answer|reply|response|choices?|"
-    r"go-?ahead|confirmation|approval)|questions? (?:are |is )?blocking)\b|"
+    r"go-?ahead|confirmation|approval)|questions? (?:are |is )?blocking|if you say [\"“]?go|just (?:a |say )?[\"“]go\b|"
+    r"once you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b)\b|"
     # an imperative to the user with the agent's next step hanging on the answer:
     # "Please confirm and I'll provide those", "Tell me your choices … and I'll wire it"
     r"(?:\bplease (?:confirm|approve|advise|decide|choose|pick|specify)|(?:^|[.!?:]\s+|\n\s*)(?:Tell me|Confirm|Decide|"
     r"Choose|Pick)\b|\blet me know (?:which|whether|how|what|your))[^.?!\n]{0,120}?\b(?:and|then|so)\s+"
-    r"I(?:'ll|’ll| will| can)\b",
+    r"I(?:'ll|’ll| will| can| run| start| go| proceed)\b",
     re.I,
 )
 _DECISION = re.compile(
     r"\b(?:which|what should|what do you want|what would you prefer|how should|how would you like|whether|prefer|choose|"
     r"pick|decide|decision|confirm|approve|approval|clarify|welche[nrsm]?|wie möchtest|wie soll|bevorzugst|"
     r"entscheide|bestätig\w*|freigabe|freigeben|darf ich|ok to|okay to|is it ok|go ahead|proceed|select|"
-    r"intended|correct|right one|is right|should it be|should (?:the|it|they|this|we)|what should)\b",
+    r"intended|correct|right one|is right|should it be|should (?:the|it|they|this|we)|what should|"
+    r"what (?:\w+ ){1,3}would you like(?! me))\b",
     re.I,
 )
 _ALTERNATIVES = re.compile(
@@ -331,7 +340,8 @@ _HUMAN_ACTION = re.compile(
     r"\breply\b[^.\n]{0,20}\bto (?:continue|proceed|confirm)|\bI need a decision\b|"
     r"\bplease (?:add|paste|share|upload|send|check your|run this on your)\b|\bready for your (?:review|approval)\b|"
     r"^\W*(?:Tell me|Confirm|Decide|Choose|Pick|Select) (?:your|which|whether|how|what|one|between)\b|"
-    r"\bquestions? (?:are |is )?blocking\b",
+    r"\bquestions? (?:are |is )?blocking\b|\bif you say [\"“]?go\b|\bjust (?:a |say )?[\"“]go\b|"
+    r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b",
     re.I,
 )
 UNCERTAIN = re.compile(

@@ -211,7 +211,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"invalid bearer token|" + _code("401") + r"|Unauthori[sz]ed|could not authenticate|"
             r"failed to (?:refresh|authenticate|log ?in)|no (?:authentication|auth|credentials?) "
             r"(?:information )?(?:found|provided|configured)|no api keys? (?:were |was )?provided|"
-            r"specify an? --model and an --api-key|\bLLM Provider NOT provided",
+            r"specify an? --model and an --api-key|\bLLM Provider NOT provided|"
+            r"invalid --api-key|api[ _-]?key format\b|no (?:auth|authentication) credentials",
             re.I,
         ),
     ),
@@ -219,7 +220,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "permission",
         re.compile(
             r"permission_error|PERMISSION_DENIED|PermissionDeniedError|" + _code("403") + r"|"
-            r"does not have access to (?:the )?model|model_not_found|"
+            r"does not have access to (?:the )?model|model_not_found|\bNotFoundError\b|"
+            r"\bhas disabled\b[^\n]{0,60}\baccess\b|ask your admin(?:istrator)? to enable|"
             r"\bmodel\b[^\n]{0,60}\bnot (?:supported|found|available)\b",
             re.I,
         ),
@@ -228,7 +230,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "usage_limit",
         re.compile(
             r"usage limit|(?:session|weekly|daily|monthly|opus|\d+[- ]hour) limit (?:reached|hit|exceeded)|"
-            r"hit your (?:usage )?limit|limit (?:reached|hit)\b[^\n]{0,40}\breset|"
+            r"hit your (?:usage |session |weekly |daily |monthly )?limit|limit (?:reached|hit)\b[^\n]{0,40}\breset|"
             r"usage_limit_reached|out of (?:usage|messages)",
             re.I,
         ),
@@ -254,7 +256,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "overloaded",
         re.compile(
             _code("529|503")
-            + r"|overloaded|Service ?Unavailable|UNAVAILABLE|experiencing high demand|"
+            + r"|overloaded|Service ?Unavailable|(?-i:UNAVAILABLE)|experiencing high demand|"
             r"temporar(?:y|ily) (?:errors?|unavailable)|capacity constraints",
             re.I,
         ),
@@ -264,7 +266,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"stream disconnected|stream (?:error|closed)|connection (?:was )?(?:reset|closed|aborted|"
             r"dropped|error)|ECONNRESET|socket hang up|premature close|APIConnectionError|"
-            r"fetch failed|network error|Request timed out|APITimeoutError",
+            r"fetch failed|network error|Request timed out|APITimeoutError|connection failed|"
+            r"network disconnected",
             re.I,
         ),
     ),
@@ -389,7 +392,10 @@ def reset_time(text: str, *, now: float | None = None) -> float | None:
 # -- platform errors in final text --------------------------------------------------------------
 _SELF_EVIDENT = re.compile(
     r"Claude AI usage limit reached|\b(?:usage|session|weekly|\d+-hour) limit (?:reached|hit)|"
-    r"You['’]?ve hit your (?:usage )?limit|Credit balance (?:is )?too low|Invalid API key\s*·|"
+    r"You['’]?ve hit your (?:usage |session |weekly |daily |monthly )?limit|Credit balance (?:is )?too low|"
+    r"Invalid API key\s*·|\binsufficient (?:credits?|balance|funds)\b|\bServer error: \d{3}\b|"
+    r"^Connection failed\b|\bNetwork disconnected\b|\bhas disabled [^\n]{0,60}access\b|"
+    r"\binvalid --api-key\b|^\d{3} No auth credentials|"
     r"\byour request was rate-?limited\b|\byou['’]?ve hit a rate limit\b|"
     r"did not provide any assistant messages|\blast status: \d{3}\b|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
@@ -402,7 +408,7 @@ _SELF_EVIDENT = re.compile(
     r"\byour (?:organization['’]s |account['’]s |plan['’]s )?[\w -]{0,30}\b(?:limit|quota|budget|credits?) "
     r"(?:has been |have been |was |is )?(?:reached|exceeded|exhausted|used up)|"
     r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
-    r"\bFailed to log ?in\b|\bno (?:authentication|auth|credentials?) (?:information )?found\b|"
+    r"\bFailed to log ?in\b|\bno (?:authentication|auth|credentials?)(?: credentials| information)? found\b|"
     r"\bno api keys? (?:were |was )?provided|--model and an --api-key|\bLLM Provider NOT provided|"
     r"\bExecution failed: \d{3}\b|\bModel call failed\b|^\W*Continue to iterate\?|\"type\"\s*:\s*\"error\"",
     re.I,
@@ -410,8 +416,8 @@ _SELF_EVIDENT = re.compile(
 """Phrases only an agent platform prints about itself."""
 _ERROR_SHAPE = re.compile(
     r"^\W{0,4}(?:error|ERROR|Error|fatal|Fatal|✕|✗|×|⎿|stream error|request failed|"
-    r"\w+Error|API request failed)\b[^\n]{0,80}?"
-    r"(?:\b(?:status(?: code)?|HTTP|code)\W{0,3}\d{3}\b|\(\d{3}\)|\b\d{3}\b\s+[A-Z][a-z]+)",
+    r"\w+Error|API request failed|API Request Failed)\b[^\n]{0,80}?"
+    r"(?:\b(?:status(?: code)?|HTTP|code)\W{0,3}\d{3}\b|\(\d{3}\)|\b\d{3}\b\s+[A-Z][a-z]+|\b\d{3} status code\b)",
 )
 """A bare error line with a status (`Error: 429 Too Many Requests`, `✕ HTTP 503`)."""
 _NOT_OURS = re.compile(
