@@ -33,16 +33,23 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
-# Each run writes its task's file with the worker's identity; worker A's second task sleeps long
-# enough to be cut off (its agent outlives the killed worker until it is reaped).
+# Each run writes its task's file with the worker's identity. The first worker to start a second
+# task sleeps there (the one test kills): its agent outlives it until it is reaped.
 AGENT = textwrap.dedent("""\
     import os, sys, time
     task, me, log = sys.argv[1], os.environ["FLEET_ID"], os.environ["FLEET_LOG"]
     with open(log) as fh:
         mine = sum(1 for line in fh if line.split()[1] == me)
+    long = False
+    if mine == 1:
+        try:
+            os.close(os.open(log + ".victim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            long = True
+        except FileExistsError:
+            pass
     with open(log, "a") as fh:
-        fh.write(f"start {me} {task} {os.getpid()}\\n")
-    time.sleep(60 if me == "A" and mine == 1 else 0.3)
+        fh.write(f"start {me} {task} {os.getpid()} {'long' if long else 'short'}\\n")
+    time.sleep(60 if long else 0.3)
     with open(f"out-{task}.txt", "w") as fh:
         fh.write(f"{task} by {me}\\n")
     print("STATUS: completed")
@@ -127,9 +134,10 @@ def start_worker(tmp: Path, db: str, name: str) -> tuple[subprocess.Popen[str], 
     return proc, log
 
 
-def starts(tmp: Path) -> list[tuple[str, str, int]]:
+def starts(tmp: Path) -> list[tuple[str, str, int, bool]]:
+    """(worker, task, agent pid, the long sleep) per agent run."""
     lines = (tmp / "agents.log").read_text().splitlines()
-    return [(w, t, int(p)) for _, w, t, p in (ln.split() for ln in lines)]
+    return [(w, t, int(p), k == "long") for _, w, t, p, k in (ln.split() for ln in lines)]
 
 
 def until(what: str, check: object, logs: list[Path], limit: float = 90.0) -> None:
@@ -179,13 +187,12 @@ def test_two_workers_run_a_plan_and_one_takes_over_a_killed_workers_task(
     store = Store(pg_url)
     try:
         until(
-            "worker A starting its second task",
-            lambda: sum(w == "A" for w, _, _ in starts(tmp_path)) >= 2,
-            logs,
+            "a worker starting its second task", lambda: any(s[3] for s in starts(tmp_path)), logs
         )
-        _, cut_task, orphan = [s for s in starts(tmp_path) if s[0] == "A"][1]
-        a.kill()  # SIGKILL: no goodbye, its agent left running
-        a.wait()
+        victim, cut_task, orphan, _ = next(s for s in starts(tmp_path) if s[3])
+        killed, survivor = (a, "B") if victim == "A" else (b, "A")
+        killed.kill()  # SIGKILL: no goodbye, its agent left running
+        killed.wait()
 
         def finished() -> bool:
             run = store.run(run_id)
@@ -204,9 +211,10 @@ def test_two_workers_run_a_plan_and_one_takes_over_a_killed_workers_task(
         assert completed_by == {"A", "B"}, attempts  # work from both workers
         cut = [x for x in attempts if x["task_id"] == cut_task]
         assert [(x["worker"], x["verdict"]) for x in cut] == [
-            ("A", "interrupted"),
-            ("B", "completed"),
+            (victim, "interrupted"),
+            (survivor, "completed"),
         ]
+
         until("the killed worker's agent being reaped", lambda: gone(orphan), logs, limit=15)
 
         branch = f"orchestrator/{run_id}"
@@ -214,9 +222,9 @@ def test_two_workers_run_a_plan_and_one_takes_over_a_killed_workers_task(
         assert sorted(f for f in files if f.startswith("out-")) == [
             f"out-{i}.txt" for i in range(1, 7)
         ]
-        assert git(origin, "show", f"{branch}:out-{cut_task}.txt") == f"{cut_task} by B\n"
+        assert git(origin, "show", f"{branch}:out-{cut_task}.txt") == f"{cut_task} by {survivor}\n"
         shown = orchestrator(tmp_path, "status", run_id, "--db", pg_url, "--json")
-        assert '"worker": "B"' in shown.stdout
+        assert f'"worker": "{survivor}"' in shown.stdout
     finally:
         for proc in (a, b):
             if proc.poll() is None:
@@ -227,7 +235,8 @@ def test_two_workers_run_a_plan_and_one_takes_over_a_killed_workers_task(
             except subprocess.TimeoutExpired:
                 proc.kill()
         store.close()
-    assert b.returncode == 0, b_log.read_text()[-3000:]  # SIGTERM: a clean stop
+    alive = b if survivor == "B" else a
+    assert alive.returncode == 0, [p.read_text()[-2000:] for p in logs]  # SIGTERM: clean stop
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, pg_url: str) -> None:
@@ -375,6 +384,7 @@ def test_submit_follows_the_run_and_brings_the_workdir_to_its_result(
     fleet run queues nothing."""
     _, work = project(tmp_path)
     (tmp_path / "agents.log").write_text("")
+    (tmp_path / "agents.log.victim").write_text("")  # no agent sleeps long here
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
     w, log = start_worker(tmp_path, pg_url, "W")
