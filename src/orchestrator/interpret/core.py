@@ -27,6 +27,7 @@ from orchestrator.interpret.text import tail_text as tail_prose
 from orchestrator.interpret.uncertain import uncertainty_question
 from orchestrator.llm import LLMBackend
 from orchestrator.models import Category, Verdict
+from orchestrator.rules.failure import CLI_PROMPT
 
 log = logging.getLogger("orchestrator.interpret")
 
@@ -230,12 +231,16 @@ def interpret_rules(text: str) -> Interpretation:
     recommendation = (
         extract_recommendation(_paragraphs(tail_text), options) if (q or options) else None
     )
+    cli_prompt = q is not None and bool(CLI_PROMPT.search(q.text))
+    if cli_prompt:
+        options = []  # "(Y)es/(N)o/(D)on't ask again" is the CLI's prompt, not a choice to make
     if category is None and (
         len(options) >= 2
         or reading.uncertain
         or sum(x.kind == "decision" for x in reading.questions) >= 2  # several things to settle
         or (
             q is not None
+            and not cli_prompt
             and _CHOICE.search(q.text)
             and (not _APPROVAL.search(q.text) or _WHICH_ONE.search(q.text))
         )

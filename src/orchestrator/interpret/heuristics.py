@@ -110,15 +110,24 @@ _CHOICE = re.compile(
 )
 
 
+_NEXT_WORK = re.compile(
+    r"\bnext (?:step|task|phase|thing|item)s?\b|\b(?:or|and) stop here\b|\bstop here\?|"
+    r"\bproceed (?:with|to) (?:step|phase|stage|part) \d|\bmove on to (?:step|phase|the next)\b",
+    re.I,
+)
+"""What to do after finished work: the next step, or stopping — follow-up, not a blocker."""
+
+
 def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> QKind:
     """PAUSED: the agent said elsewhere that it stopped to wait ("so I've paused here")."""
     # "Which fix do you want me to apply?" asks for a choice, not whether to do more
     offer = bool(_OFFER_LEAD.search(sentence)) and not WHICH_QUESTION.search(sentence)
     blocking = bool(_BLOCKING.search(sentence)) or (paused and bool(_HUMAN_ACTION.search(sentence)))
-    alternatives = bool(_ALTERNATIVES.search(sentence))
+    alternatives = bool(_ALTERNATIVES.search(sentence.replace("and/or", "and")))
     if done and not blocking:
-        # after finished and tested work only a real choice still blocks; the rest is follow-up
-        if _EXTENSION.search(sentence) and offer:
+        # after finished and tested work only a real choice still blocks; the rest is follow-up,
+        # including which step comes next ("Which next step should I take?", "…, or stop here?")
+        if (_EXTENSION.search(sentence) and offer) or _NEXT_WORK.search(sentence):
             return "offer"
         return "decision" if alternatives or (_CHOICE.search(sentence) and not offer) else "offer"
     if offer and not blocking:

@@ -114,6 +114,12 @@ KINDS: dict[str, PlatformKind] = {
         "The connection to the model API kept dropping, even after backing off and retrying.",
         transient=True,
     ),
+    "model_switched": PlatformKind(
+        "backoff",
+        "external_service",
+        "The model's quota ran out and the agent switched to a fallback model, which kept failing.",
+        transient=True,
+    ),
     "max_turns": PlatformKind(
         "retry",
         None,
@@ -191,6 +197,15 @@ def _code(status: str) -> str:
 
 
 _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        # the CLI fell back to another model for the rest of the session: ask again, now
+        "model_switched",
+        re.compile(
+            r"submit a new (?:query|prompt|request) to continue with the [\w .-]{1,30} model|"
+            r"switching (?:from [\w.-]+ )?to [\w.-]+ for the (?:remainder|rest) of (?:this|the) session",
+            re.I,
+        ),
+    ),
     (
         "billing",
         re.compile(
