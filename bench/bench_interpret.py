@@ -54,6 +54,9 @@ def cases() -> dict[str, str]:
         "unclosed `<loop-complete>` + blank lines": fill("\n", head="<loop-complete>"),
         "many unclosed `<loop-blocked>`": fill("<loop-blocked>"),
         "RALPH block of blank lines": fill("\n", head="---RALPH_STATUS---\nSTATUS: BLOCKED\n"),
+        "many unclosed `<ask_followup_question>`": fill("<ask_followup_question><question>x"),
+        "quoted lines `> ` (Aider tool output)": fill("> Applied edit to a.py  \n", tail=QUESTION),
+        "'once you' without an end": fill("once you have ", tail=QUESTION),
     }
 
 

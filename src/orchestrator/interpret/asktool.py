@@ -29,6 +29,9 @@ _TRAILER = re.compile(
 """What may follow the call in an export: closing wrappers, the turn separator, environment."""
 
 
+_SCAN = 20_000
+
+
 @dataclass
 class AskCall:
     question: str
@@ -41,6 +44,7 @@ def _clean(s: str) -> str:
 
 def final_ask_call(text: str) -> AskCall | None:
     """The `ask_followup_question` call the output ends on, None when it ends on anything else."""
+    text = text[-_SCAN:]  # the call is at the end: a bounded scan keeps megabyte logs linear
     last = None
     for m in _CALL.finditer(text):
         last = m

@@ -9,8 +9,8 @@ Each line gets a zone:
 - `output`: tool output outside fences (codex `exec` blocks, `$ cmd` runs, Gemini tool boxes,
   diffs, tracebacks, timestamped log lines, Aider status lines), and quoted lines: a line that
   starts with `>` is not the agent's own voice (Aider's `> ` tool lines, Claude Code's `> ` user
-  prompt, a quoted message or help text). When most of the text is quoted (a whole transcript
-  pasted as a quote), the quote marks are dropped and the text read as usual.
+  prompt, a quoted message or help text). When (nearly) all of the text is quoted (a whole
+  transcript pasted as a quote), the quote marks are dropped and the text read as usual.
 """
 
 from __future__ import annotations
@@ -112,10 +112,10 @@ _QUOTE = re.compile(r"^[ \t]{0,3}>(?:[ \t]|$)")
 
 
 def _dequote(raw: list[str]) -> list[str] | None:
-    """The lines without their quote marks when most of them are quoted, else None."""
+    """The lines without their quote marks when nearly all of them are quoted, else None."""
     filled = [r for r in raw if r.strip()]
     quoted = sum(1 for r in filled if _QUOTE.match(r))
-    if filled and quoted * 5 >= len(filled) * 3:
+    if filled and quoted * 10 >= len(filled) * 9 and _QUOTE.match(filled[0]):
         return [_QUOTE.sub("", r, count=1) if _QUOTE.match(r) else r for r in raw]
     return None
 
