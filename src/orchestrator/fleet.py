@@ -17,7 +17,6 @@ its origin, the run records that origin, and its ready tasks are queued.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import sys
@@ -315,11 +314,12 @@ def work(
 ) -> None:
     """Run fleet jobs until SIGINT or SIGTERM (the running tasks finish first). `folder`: the
     worker's clones and run files (default: the user cache directory, by worker name)."""
+    import fcntl
+
     import platformdirs
 
     from orchestrator.agents.process import supervised
     from orchestrator.fleet_worker import Host, reap_orphans
-    from orchestrator.fleet_worker import git as _git  # noqa: F401  (git must be installed)
     from orchestrator.worktrees import slug
 
     if concurrency < 1:
