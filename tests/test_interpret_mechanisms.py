@@ -123,3 +123,26 @@ def test_platform_errors_in_text() -> None:
     # a platform's own retry that is still going on is no verdict
     going = "⚠  stream error: last status: 401 Unauthorized; retrying 1/5 in 214ms…\nDone."
     assert interpret(going).platform is None
+
+
+def test_a_cli_permission_menu_at_the_end_waits_for_approval() -> None:
+    text = (
+        "• Ran nl -ba myfile.sh\n"
+        "╭──────────────────────────────╮\n"
+        "│Allow command?                │\n"
+        "│  ❯ Yes (y)                   │\n"
+        "│    No, and keep going (n)    │\n"
+        "╰──────────────────────────────╯\n"
+    )
+    out = interpret(text)
+    assert (out.verdict, out.question) == ("needs_human", "Allow command?")
+    # a menu printed earlier and answered is history
+    assert interpret(text + "\nI ran it; all 12 tests pass.\n").verdict == "completed"
+
+
+def test_an_error_quoted_in_inline_code_is_a_diagnosis() -> None:
+    out = interpret(
+        'The log says `Could not import module "main"` because uvicorn started in the wrong '
+        "directory. Run `cd backend` first, then `uvicorn main:app --reload`."
+    )
+    assert out.verdict != "failed"

@@ -184,6 +184,26 @@ def _sentences_with_lines(tail: list[Line]) -> list[tuple[int, str]]:
     return out
 
 
+_MENU_YES = re.compile(r"^[\s│|]*[❯›>]\s*(?:\d+[.)]\s*)?Yes\b")
+_BOX_CHARS = re.compile(r"^[\s│|╭╰─]+|[\s│|╮╯─]+$")
+
+
+def approval_menu(lines: list[Line]) -> Question | None:
+    """A CLI's permission prompt the output ends on (`Allow command?` / `Do you want to proceed?`
+    over a `❯ Yes` menu): the run is waiting for someone to approve."""
+    filled = [ln for ln in lines if ln.text.strip()][-12:]
+    at = next((k for k in range(len(filled) - 1, -1, -1) if _MENU_YES.match(filled[k].text)), None)
+    if at is None or any(
+        ln.zone == "prose" and _BOX_CHARS.sub("", ln.text).strip() for ln in filled[at + 1 :]
+    ):
+        return None  # the agent went on after the menu: answered, history
+    for ln in reversed(filled[:at]):
+        text = _BOX_CHARS.sub("", ln.text).strip()
+        if text.endswith("?"):
+            return Question(text, "decision", ln.no)
+    return None
+
+
 def read_unmarked(lines: list[Line]) -> Reading:
     """The heuristic verdict for output without explicit markers."""
     tail = final_prose(lines)
@@ -192,7 +212,9 @@ def read_unmarked(lines: list[Line]) -> Reading:
     # earlier prose, most recent first in importance; capped so megabyte logs stay fast
     earlier = [ln for ln in lines if ln.zone == "prose" and ln.no not in in_tail][-2000:]
     done, done_ev = _score(COMPLETION, tail_text)
-    fail_text = NOT_FAILURE.sub(" ", CAVEAT.sub(" ", tail_text))
+    # an error quoted in inline code (`Could not import module "main"`) is what the agent
+    # diagnoses, not what it reports about its own work
+    fail_text = NOT_FAILURE.sub(" ", CAVEAT.sub(" ", re.sub(r"`[^`\n]+`", " ", tail_text)))
     failed, fail_ev = _score(FAILURE, fail_text)
     status, status_ev, status_no = output_status(lines)
     if status == "success":
@@ -233,6 +255,9 @@ def read_unmarked(lines: list[Line]) -> Reading:
     if last and (CLI_PROMPT.search(last[0].text) or PENDING_TOOL.match(last[0].text)):
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
+    menu = approval_menu(lines)
+    if menu is not None:
+        return _with(base, "needs_human", True, question=menu, evidence=menu.text)
     banner = final_failure([ln.text for ln in lines], _RESULT_OK)
     if banner is not None and done < 4 and not decisions:
         return _with(base, "failed", False, evidence=banner, error=banner)
