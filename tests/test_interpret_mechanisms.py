@@ -146,3 +146,13 @@ def test_an_error_quoted_in_inline_code_is_a_diagnosis() -> None:
         "directory. Run `cd backend` first, then `uvicorn main:app --reload`."
     )
     assert out.verdict != "failed"
+
+
+def test_aiders_prompts_about_its_own_loop_ask_nothing_about_the_task() -> None:
+    lint = (
+        "I rewrote the script in Python.\n\n> Applied edit to metrics_check.py\n"
+        "> Commit 8717274 feat: rewrite in Python\n> Attempt to fix lint errors? (Y)es/(N)o [Yes]:"
+    )
+    assert interpret(lint).verdict != "needs_human"
+    files = "Please add these files to the chat.\n\n> Add file to the chat? (Y)es/(N)o [Yes]:"
+    assert interpret(files).verdict == "needs_human"

@@ -184,6 +184,13 @@ def _sentences_with_lines(tail: list[Line]) -> list[tuple[int, str]]:
     return out
 
 
+_AUTO_PROMPT = re.compile(
+    r"\b(?:Attempt to fix (?:lint|test) errors|Open (?:documentation )?URL for more info|"
+    r"Run shell commands?|Add command output to the chat)\?",
+    re.I,
+)
+"""Aider's prompts about its own loop (fix the lint errors it found, open a docs link): with
+`--yes-always` they answer themselves; they ask nothing about the task."""
 _MENU_YES = re.compile(r"^[\s│|]*[❯›>]\s*(?:\d+[.)]\s*)?Yes\b")
 _BOX_CHARS = re.compile(r"^[\s│|╭╰─]+|[\s│|╮╯─]+$")
 
@@ -252,7 +259,10 @@ def read_unmarked(lines: list[Line]) -> Reading:
     )
 
     last = [ln for ln in lines if ln.text.strip()][-1:]
-    if last and (CLI_PROMPT.search(last[0].text) or PENDING_TOOL.match(last[0].text)):
+    if last and (
+        (CLI_PROMPT.search(last[0].text) and not _AUTO_PROMPT.search(last[0].text))
+        or PENDING_TOOL.match(last[0].text)
+    ):
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
     menu = approval_menu(lines)
