@@ -256,6 +256,15 @@ FAILURE: _W = [
         3,
     ),
     (re.compile(r"\bleider\b", re.I), 1),
+    (
+        # a prediction instead of a result: the fix was not run ("should hopefully resolve it")
+        re.compile(
+            r"\b(?:should|will)\s+(?:now\s+)?(?:hopefully\s+)?(?:work|fix|resolve|eliminate|solve)\b|"
+            r"\bhopefully\b",
+            re.I,
+        ),
+        1,
+    ),
 ]
 NOT_FAILURE = re.compile(
     r"\b(?:no|0|zero)\s+(?:failures|failed|errors)\b|\bwithout (?:errors|failures)\b|\bfixed the failing\b|"
