@@ -50,20 +50,28 @@ OUTCOME = {
 }
 
 SETS = ("tune", "holdback2")
-# Which sets are scored: the pool and its CV halves while tuning; `holdback2` is added once, at the
-# end, and nothing is tuned after.
-SCORED = ("tune", "cv_a", "cv_b")
+# Which sets are scored: the pool and its CV halves while tuning; `holdback2` was added once, at the
+# end (2026-11-23, after commit 4fdec9f), and nothing was tuned after.
+SCORED = ("tune", "cv_a", "cv_b", "holdback2")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
 # scored once, 0.625, 0.780, 0.545, 0.107. The holdback was then moved into the pool.
-# Pool of 323 before the second round of tuning: 0.724, 0.851, 0.762, 0.075 (A 0.728, 0.870,
-# 0.830, 0.113; B 0.720, 0.832, 0.688, 0.022). Unsure: 169/323 = 52.3%.
+# Second round, pool of 323 (CV halves A/B by a second hash; mechanisms written on one half were
+# kept when they did not hurt the other):
+#   before (commit 5ad63af): pool 0.724, 0.851, 0.762, 0.075; A 0.728, 0.870, 0.830, 0.113;
+#                            B 0.720, 0.832, 0.688, 0.022; holdback2 0.481, 0.846, 0.708, 0.133
+#   after (commit 4fdec9f):  pool 0.830, 0.926, 0.901, 0.019; A 0.840, 0.951, 0.925, 0.032;
+#                            B 0.820, 0.901, 0.875, 0.000
+#   holdback2 (104 new cases, collected before the round, scored once with the final rules):
+#                            0.558, 0.875, 0.708, 0.033
+# Unsure (LLM call rate with --llm): pool 152/323 = 47.1%, A 45.7%, B 48.4%, holdback2 59.6%.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.724, 0.851, 0.762, 0.075),
-    "cv_a": (0.728, 0.870, 0.830, 0.113),
-    "cv_b": (0.720, 0.832, 0.688, 0.022),
+    "tune": (0.830, 0.926, 0.901, 0.019),
+    "cv_a": (0.840, 0.951, 0.925, 0.032),
+    "cv_b": (0.820, 0.901, 0.875, 0.000),
+    "holdback2": (0.558, 0.875, 0.708, 0.033),
 }
 FLOOR = 0.10
 
