@@ -17,8 +17,11 @@ merged tree; if it still conflicts (or the gates fail there), the task is escala
 conflicting files (`asking.merge_conflict`, outcome `merge_conflict` of the table), its branch
 kept for a person to look at. An escalation pauses only its own lane. Merged worktrees and their
 branches are removed; a run that stops leaves only the worktrees of unfinished tasks, which the
-next runner adopts (`Worktrees.open`), and at the end the user's workdir is brought to the run
-branch's head (`Checkpoints.sync_to_tip`), as a sequential run leaves it.
+next runner adopts (`Worktrees.open`: only a worktree whose `git worktree add` finished; one cut
+off half-way lacks files, which its merge would delete from the run branch), and at the end the
+user's workdir is brought to the run branch's head (`Checkpoints.sync_to_tip`), as a sequential
+run leaves it. After kill -9 at any moment, every task recorded COMPLETED has its commit on the
+run branch: the merge moves the branch (compare-and-swap) before the record is written.
 """
 
 from __future__ import annotations
@@ -299,7 +302,12 @@ class Lanes:
 class MergedCheckpoints:
     """Checkpoints under `--parallel`: a completed task's checkpoint is its merge into the run
     branch (the commit carries its label); a task completed without work of its own (a human's
-    `done`, the milestone's checks passing) gets a commit of the head's tree with its label."""
+    `done`, the milestone's checks passing) gets a commit of the head's tree with its label.
+
+    A task's merge is made before its COMPLETED record, and the record before its checkpoint
+    event: a runner killed in between leaves a completed task without the event, which the next
+    runner makes up on RunStarted from the label on the run branch (or, for a task completed
+    without work, by making its label then)."""
 
     lanes: Lanes
     store: Store
@@ -311,15 +319,41 @@ class MergedCheckpoints:
             if cleaned := cp.clean_locks():
                 paths = [str(p) for p in cleaned]
                 self.store.add_event(event.run_id, "checkpoint_locks_cleaned", {"paths": paths})
+            self.make_up(event.run_id)
         elif isinstance(event, TaskFinished) and event.status == "COMPLETED":
             sha = self.lanes.merged.pop(event.task_id, None)
             if sha is None:
                 sha = self.lanes.worktrees.label(
                     event.task_id, f"Task {event.task_id}: {event.title}"
                 )
-            payload = {"label": event.task_id, "sha": sha, "merged": True}
-            self.store.add_event(event.run_id, "checkpoint", payload, event.task_id)
-            self.bus.emit(CheckpointMade(event.run_id, event.task_id, sha))
+            self.recorded(event.run_id, event.task_id, sha)
+
+    def make_up(self, run_id: str) -> None:
+        """Record the checkpoint of every completed task a killed runner left without one."""
+        marked = {e["task_id"] for e in self.store.events(run_id, "checkpoint")}
+        missing = [
+            t
+            for t in self.store.tasks(run_id)
+            if t["status"] == "COMPLETED" and t["task_id"] not in marked
+        ]
+        if not missing:
+            return
+        cp = self.lanes.checkpoints
+        cp.reread()
+        labels = dict(cp.list())  # the newest commit of each label
+        for row in missing:
+            task_id = row["task_id"]
+            sha = labels.get(task_id) or self.lanes.worktrees.label(
+                task_id, f"Task {task_id}: {row['title']}"
+            )
+            self.recorded(run_id, task_id, sha, made_up=True)
+
+    def recorded(self, run_id: str, task_id: str, sha: str, *, made_up: bool = False) -> None:
+        payload: dict[str, object] = {"label": task_id, "sha": sha, "merged": True}
+        if made_up:
+            payload["made_up"] = True
+        self.store.add_event(run_id, "checkpoint", payload, task_id)
+        self.bus.emit(CheckpointMade(run_id, task_id, sha))
 
 
 @dataclass
@@ -332,5 +366,6 @@ class Rejoin:
 
     def notify(self, event: Event) -> None:
         if isinstance(event, RunStarted):
+            self.checkpoints.clean_locks()  # a killed runner's, before the workdir is written
             Worktrees(self.checkpoints).tidy(keep=set())
             self.checkpoints.sync_to_tip()

@@ -7,7 +7,17 @@ task alone, so a runner started after a crash finds every worktree its killed pr
 removes it (the task is done). When a task's gates pass, its work is committed on its branch
 (plumbing: no hooks, never the user's index) and merged into the run branch: a fast-forward, or
 a merge commit whose first parent is the run branch's head (so `Checkpoints.list` reads it as the
-task's checkpoint). The run branch only moves by compare-and-swap under one lock.
+task's checkpoint). The run branch only moves by compare-and-swap under one lock, from its value
+read under that lock, to a commit whose first parent is that value.
+
+A worktree is adopted only when it is whole: `git worktree add` registers the worktree (and points
+it at its branch) *before* it checks the files out, so one killed half-way leaves a registered
+worktree holding some of the run branch's files, or none, and no index. Committed as it is, that
+worktree would delete every missing file from the run branch at the merge, while the task is
+recorded COMPLETED. So `open` marks a worktree ready (`<worktrees>/.<task>.ready`) only once
+`worktree add` has returned, and every removal takes the mark away *first*: a worktree without it
+(an add or a removal cut off half-way) is removed and made again from the run branch's head. No
+attempt has run in such a worktree (the attempt starts after the mark is made), so nothing is lost.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +87,7 @@ class Worktrees:
         self.git_dir = str(checkpoints.git_dir)
         self.lock = threading.Lock()
         """Held while the run branch moves (merges) and while worktrees are added or removed."""
+        self._deleting = checkpoints.run_folder / "worktrees.deleting"
         git = shutil.which("git")
         if git is None:
             raise CheckpointError("git is not installed; --parallel needs git")
@@ -98,16 +110,19 @@ class Worktrees:
     # -- what exists ----------------------------------------------------------------------------
     def ours(self) -> dict[str, Path]:
         """Registered worktrees of this run: {branch: path}."""
+        prefix = f"{self.cp.branch}--"
+        return {b: p for p, b in self._listed() if b is not None and b.startswith(prefix)}
+
+    def _listed(self) -> list[tuple[Path, str | None]]:
+        """Every registered worktree of the repository: (path, branch; None when detached, as
+        one whose `worktree add` was killed before it pointed it at its branch)."""
         out = self.git("worktree", "list", "--porcelain").stdout
-        found: dict[str, Path] = {}
-        path: Path | None = None
+        found: list[tuple[Path, str | None]] = []
         for line in out.splitlines():
             if line.startswith("worktree "):
-                path = Path(line[len("worktree ") :])
-            elif line.startswith("branch ") and path is not None:
-                name = line[len("branch refs/heads/") :]
-                if name.startswith(f"{self.cp.branch}--"):
-                    found[name] = path
+                found.append((Path(line[len("worktree ") :]), None))
+            elif line.startswith("branch refs/heads/") and found:
+                found[-1] = (found[-1][0], line[len("branch refs/heads/") :])
         return found
 
     def branches(self) -> list[str]:
@@ -125,10 +140,10 @@ class Worktrees:
     # -- one task's worktree --------------------------------------------------------------------
     def open(self, task_id: str) -> tuple[Worktree, str]:
         """The task's worktree and the commit its work starts from: the one a killed runner left
-        (adopted as it is), else a new one on the run branch's head."""
+        (adopted as it is) when it is whole, else a new one on the run branch's head."""
         wt = self._for(task_id)
         with self.lock:
-            if wt.branch in self.ours() and wt.path.is_dir():
+            if self._whole(wt):
                 self._unlock_index(wt)
                 return wt, self.base(wt)
             self._drop(wt, keep_branch=True)
@@ -136,6 +151,7 @@ class Worktrees:
             self.root.mkdir(parents=True, exist_ok=True)
             self.git("worktree", "add", "-q", "-f", "-f", "-B", wt.branch, str(wt.path), tip)
             wt.workdir.mkdir(parents=True, exist_ok=True)
+            self._mark(wt).touch()  # whole: from now on a killed runner's worktree is adopted
             return wt, tip
 
     def base(self, wt: Worktree) -> str:
@@ -210,40 +226,104 @@ class Worktrees:
         """Remove every worktree and branch of this run but those of the tasks in `keep` (work
         a resume adopts); returns the branches removed."""
         wanted = {self.branch(t) for t in keep}
+        kept = {self.path(t) for t in keep} | {self._mark(self._for(t)) for t in keep}
         removed = []
         with self.lock:
+            self._stale_locks()
+            if self.root.is_dir():  # the marks go first: a removal cut off is never adopted
+                for mark in self.root.glob(".*.ready"):
+                    if mark not in kept:
+                        mark.unlink(missing_ok=True)
             self.git("worktree", "prune", check=False)
-            for name, path in self.ours().items():
-                if name not in wanted:
-                    self._remove_tree(path)
+            prefix, root = f"{self.cp.branch}--", self.root.resolve()
+            for path, name in self._listed():
+                if name is not None and name.startswith(prefix):
+                    if name not in wanted:
+                        self._remove_tree(path)
+                elif path.parent.resolve() == root and path not in kept:
+                    self._remove_tree(path)  # detached: its `worktree add` was cut off early
             for name in self.branches():
                 if name not in wanted:
-                    self.git("update-ref", "-d", f"refs/heads/{name}", check=False)
+                    self._delete_branch(name)
                     removed.append(name)
             if self.root.is_dir():
                 for folder in self.root.iterdir():  # a `worktree add` cut off half-way
-                    if folder.is_dir() and not any(folder == self.path(t) for t in keep):
+                    if folder.is_dir() and folder not in kept:
                         shutil.rmtree(folder, ignore_errors=True)
             self.git("worktree", "prune", check=False)
         return removed
 
     # -- internals ------------------------------------------------------------------------------
+    def _mark(self, wt: Worktree) -> Path:
+        """Made once `worktree add` has returned; taken away before the worktree is removed."""
+        return wt.path.with_name(f".{wt.path.name}.ready")
+
+    def _whole(self, wt: Worktree) -> bool:
+        """The task's worktree is registered on its branch, there, and was made whole."""
+        path = self.ours().get(wt.branch)
+        return (
+            path is not None
+            and path.resolve() == wt.path.resolve()
+            and (wt.path / ".git").is_file()
+            and self._mark(wt).is_file()
+        )
+
     def _drop(self, wt: Worktree, *, keep_branch: bool) -> None:
+        self._mark(wt).unlink(missing_ok=True)
         self._remove_tree(wt.path)
         self.git("worktree", "prune", check=False)
+        Path(self.git_dir, f"refs/heads/{wt.branch}.lock").unlink(missing_ok=True)  # a killed git's
         if not keep_branch:
-            self.git("update-ref", "-d", f"refs/heads/{wt.branch}", check=False)
+            self._delete_branch(wt.branch)
+
+    def _delete_branch(self, name: str) -> None:
+        """Delete a task's branch. git takes the repository's `packed-refs.lock` for every ref it
+        deletes, so a runner killed here would leave the user's repository unable to delete a
+        branch: the deletion is noted first (`worktrees.deleting`), and `tidy` at the next start
+        removes the lock it left (`_stale_locks`)."""
+        Path(self.git_dir, f"refs/heads/{name}.lock").unlink(missing_ok=True)
+        self._deleting.parent.mkdir(parents=True, exist_ok=True)
+        self._deleting.write_text(name, encoding="utf-8")
+        self.git("update-ref", "-d", f"refs/heads/{name}", check=False)
+        self._deleting.unlink(missing_ok=True)
+
+    def _stale_locks(self) -> None:
+        """Remove the `packed-refs.lock` a runner killed while it deleted a branch left: one made
+        within seconds after it noted the deletion, and still there a second after it was made
+        (git holds it for milliseconds, and gives up waiting for it after one second)."""
+        if not self._deleting.exists():
+            return
+        noted = self._deleting.stat().st_mtime
+        path = Path(self.git("rev-parse", "--git-path", "packed-refs.lock").stdout.strip())
+        lock = path if path.is_absolute() else Path(self.git_dir, path)
+        try:
+            made = lock.stat().st_mtime
+            if noted - 1.0 <= made <= noted + 10.0:
+                time.sleep(max(0.0, made + 1.0 - time.time()))
+                if lock.stat().st_mtime == made:
+                    lock.unlink()
+        except FileNotFoundError:
+            pass
+        self._deleting.unlink(missing_ok=True)
 
     def _remove_tree(self, path: Path) -> None:
+        """Remove a worktree of ours, whole or not: one whose `worktree add` was killed is still
+        locked ("initializing"), and `prune` leaves a locked worktree registered."""
         res = self.git("worktree", "remove", "-f", "-f", str(path), check=False)
-        if res.returncode != 0 and path.exists():
-            shutil.rmtree(path, ignore_errors=True)
+        if res.returncode != 0:
+            self.git("worktree", "unlock", str(path), check=False)
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
 
     def _unlock_index(self, wt: Worktree) -> None:
-        """A killed `git add` leaves the worktree's index locked (its processes are gone by now)."""
-        gitdir = self.git("rev-parse", "--absolute-git-dir", cwd=wt.path, check=False)
-        if gitdir.returncode == 0:
-            Path(gitdir.stdout.strip(), "index.lock").unlink(missing_ok=True)
+        """A killed `git add` leaves the worktree's index locked (its processes are gone by now).
+        The worktree's own git dir is read from its `.git` file (never discovered: a worktree
+        under the user's repository without one would find the user's index)."""
+        text = (wt.path / ".git").read_text(encoding="utf-8", errors="surrogateescape")
+        if text.startswith("gitdir: "):
+            admin = Path(text[len("gitdir: ") :].strip())
+            if admin.parent.name == "worktrees":
+                (admin / "index.lock").unlink(missing_ok=True)
         Path(self.git_dir, f"refs/heads/{wt.branch}.lock").unlink(missing_ok=True)
 
     def _commit_tree(self, tree: str, parents: list[str], label: str, message: str) -> str:
