@@ -103,6 +103,9 @@ def test_reset_times() -> None:
     rounded = reset_time("try again at 12:58 PM.", now=NOW)  # minutes ago: now, not tomorrow
     assert rounded is not None and at(rounded).day == 2
     assert reset_time("Retry 3 times with a backoff", now=NOW) is None
+    # Codex names the day when the reset is not today
+    dated = reset_time("You've hit your usage limit. Try again at Nov 24th, 2026 1:02 AM.", now=NOW)
+    assert dated is not None and (at(dated).month, at(dated).day, at(dated).hour) == (11, 24, 1)
 
 
 def test_actions_from_the_table() -> None:

@@ -353,6 +353,27 @@ _AT = re.compile(
 )
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_AT_DATE = re.compile(
+    r"\b(?:resets?|try again|retry|available(?: again)?|again)\b[^\n]{0,12}?\b"
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+"
+    r"(\d{4}),?\s+(?:at\s+)?(\d{1,2}):(\d{2})\s*([ap]\.?m\.?)?",
+    re.I,
+)
+"""Codex's reset on another day: `Try again at Nov 24th, 2026 1:02 AM.`"""
+
+
+def _dated(m: re.Match[str]) -> float | None:
+    month = _MONTHS.index(m.group(1).lower()[:3]) + 1
+    hour, minute, ampm = int(m.group(4)), int(m.group(5)), m.group(6)
+    if ampm:
+        hour = hour % 12 + (12 if ampm.lower().startswith("p") else 0)
+    try:
+        return datetime(int(m.group(3)), month, int(m.group(2)), hour, minute).timestamp()
+    except ValueError:
+        return None
+
+
 def reset_time(text: str, *, now: float | None = None) -> float | None:
     """When a limit resets, read from a platform's message: an epoch (`…limit reached|1750000000`),
     a delay (`try again in 4 days 3 hours`, `Please retry in 23.5s`, `retryDelay: "23s"`), or a
@@ -378,6 +399,8 @@ def reset_time(text: str, *, now: float | None = None) -> float | None:
         )
         if seconds > 0:
             return now + seconds
+    if (md := _AT_DATE.search(text)) and (at_date := _dated(md)) is not None:
+        return at_date
     for m in _AT.finditer(text):
         date, hour, minute, ampm = m.group(1), int(m.group(2)), int(m.group(3) or 0), m.group(4)
         if not (ampm or m.group(3) or date):
