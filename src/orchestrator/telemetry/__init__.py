@@ -10,7 +10,9 @@ when a run is wired with telemetry on. The standard variables win over `[telemet
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
@@ -18,8 +20,10 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
 
     from orchestrator.config import Settings, TelemetryConfig
-    from orchestrator.events import Observer
+    from orchestrator.events import Event, Observer
     from orchestrator.store import Store
+
+logger = logging.getLogger("orchestrator.telemetry")
 
 Signal = Literal["traces", "metrics"]
 
@@ -115,5 +119,34 @@ def observers(settings: Settings, store: Store, run_id: str) -> list[Observer]:
     if enabled("metrics", settings.telemetry):
         from orchestrator.telemetry.push import MetricsPush
 
-        out.append(MetricsPush(settings.telemetry, store))
+        push = MetricsPush(settings.telemetry, store)
+        out = [Together(out[0], push)] if out else [push]
     return out
+
+
+class Together:
+    """Traces and the metrics push of one run. At RunFinished the push (queries of the store and a
+    POST) runs on a thread while the spans are flushed (encoding and a POST), so the end of the
+    run waits for the longer of the two, not for both one after the other."""
+
+    def __init__(self, traces: Observer, push: Observer) -> None:
+        self.traces, self.push = traces, push
+
+    def notify(self, event: Event) -> None:
+        from orchestrator.events import RunFinished
+
+        if not isinstance(event, RunFinished):
+            self.traces.notify(event)
+            return
+        pushing = threading.Thread(target=self._push, args=(event,), name="orchestrator-push")
+        pushing.start()
+        try:
+            self.traces.notify(event)
+        finally:
+            pushing.join()
+
+    def _push(self, event: Event) -> None:
+        try:
+            self.push.notify(event)
+        except Exception as exc:  # as the bus does for an observer that fails
+            logger.warning("telemetry: pushing metrics failed: %s", exc)
