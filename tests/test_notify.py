@@ -22,7 +22,7 @@ import pytest
 from tests.helpers import EXAMPLES, cli, cli_env, cli_popen, status_json, terminal
 
 from orchestrator.config import NotifyConfig
-from orchestrator.events import RunFinished
+from orchestrator.events import RunFinished, Waiting
 from orchestrator.observers.notify import Message, Notifier, deliver, with_ntfy_extras
 from orchestrator.plans import load_plan
 from orchestrator.redaction import redact_text, redact_url
@@ -356,3 +356,28 @@ def test_a_failed_run_is_sent_only_when_run_failed_is_asked_for(
     assert "http%3A%2F%2Fh.example%3A1%2F" in req["body"]  # the web page, no double slash
     [sent] = store.events("r1", "notification_sent")
     assert sent["payload"]["event"] == "run_failed" and sent["task_id"] is None
+
+
+def test_a_long_wait_for_a_limit_reset_is_told_by_default_a_short_one_is_not(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    """A usage limit that resets hours away is waited out (the run is idle on purpose): the
+    person hears when it will go on, and that there is nothing to answer."""
+    store = Store(f"sqlite:///{tmp_path / 'state.db'}")
+    store.create_run("r1", load_plan(EXAMPLES / "hello.md"), tmp_path, "replay", {})
+    url = f"json://127.0.0.1:{receiver.port}/wait"
+    reason = "Claude Code: 5-hour limit reached ∙ resets 3am"
+    notifier = Notifier(NotifyConfig(urls=[url]), store)
+    notifier.notify(Waiting("r1", "1.1", time.time() + 60, reason))  # a back-off: not worth it
+    assert receiver.requests == []
+    notifier.notify(Waiting("r1", "1.1", time.time() + 3 * 3600, reason))
+    [req] = receiver.requests
+    body = json.loads(req["body"])
+    assert "waiting 3.0 h" in body["title"] or "waiting 2.9 h" in body["title"], body
+    assert "task 1.1" in body["message"] and "resets 3am" in body["message"]
+    assert "Nothing to answer" in body["message"]
+    [sent] = store.events("r1", "notification_sent")
+    assert sent["payload"]["event"] == "wait" and sent["task_id"] == "1.1"
+    quiet = Notifier(NotifyConfig(urls=[url], events=["escalation"]), store)
+    quiet.notify(Waiting("r1", "1.1", time.time() + 3 * 3600, reason))
+    assert len(receiver.requests) == 1

@@ -72,7 +72,7 @@ class PolicyConfig(BaseModel, extra="forbid"):
     enabled: bool = True
 
 
-NotifyEvent = Literal["escalation", "run_finished", "run_failed"]
+NotifyEvent = Literal["escalation", "wait", "run_finished", "run_failed"]
 
 
 class NotifyConfig(BaseModel, extra="forbid"):
@@ -81,7 +81,9 @@ class NotifyConfig(BaseModel, extra="forbid"):
     urls: list[str] = Field(default_factory=list)
     """Apprise URLs (`ntfys://ntfy.sh/topic`, `tgram://…`, `json://host/path`, …): secrets, never
     shown or stored whole (`redaction.redact_url`)."""
-    events: list[NotifyEvent] = Field(default_factory=lambda: list[NotifyEvent](["escalation"]))
+    events: list[NotifyEvent] = Field(
+        default_factory=lambda: list[NotifyEvent](["escalation", "wait"])
+    )
     public_url: str | None = None
     """The web page's base URL (`orchestrator serve`) as a phone reaches it: the link and the
     ntfy buttons' target."""
@@ -170,10 +172,11 @@ class Settings(BaseModel, extra="allow"):
         None, gt=0, strict=True, description="total for the run, from recorded costs"
     )
     rate_limit_wait: float = Field(
-        900.0,
+        7 * 86400.0,
         ge=0,
         strict=True,
-        description="longest wait for a rate-limit reset before escalating",
+        description="longest wait for a usage/rate-limit reset before escalating (default a week: "
+        "a limit that names its reset is waited out, overnight or over a weekend)",
     )
     gates: GatesConfig = Field(default_factory=GatesConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from orchestrator.config import NotifyConfig
-from orchestrator.events import EscalationOpened, Event, RunFinished
+from orchestrator.events import EscalationOpened, Event, RunFinished, Waiting
 from orchestrator.humans import RETRY_WHY, choices, panel_actions
 from orchestrator.interpret.model import WHY_GENERIC, why_sentence
 from orchestrator.redaction import redact_text, redact_url
@@ -30,6 +30,9 @@ logger = logging.getLogger("orchestrator.notify")
 
 NTFY_BUTTONS = 3
 """ntfy shows at most three action buttons on a notification."""
+
+LONG_WAIT = 900.0
+"""A usage-limit wait at least this long is worth telling: the run is idle for it, on purpose."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,11 @@ class Notifier:
             msg = escalation_message(event, self.config.public_url, self.serve_token)
             what = {"event": "escalation", "escalation_id": event.escalation["id"]}
             self.send(event.run_id, event.task_id, msg, what)
+        elif isinstance(event, Waiting) and "wait" in self.config.events:
+            if event.until - time.time() >= LONG_WAIT:
+                msg = wait_message(event, self.config.public_url)
+                what = {"event": "wait", "until": round(event.until)}
+                self.send(event.run_id, event.task_id, msg, what)
         elif isinstance(event, RunFinished):
             kind = {0: "run_finished", 1: "run_failed"}.get(event.exit_code)
             if kind is not None and kind in self.config.events:
@@ -228,6 +236,28 @@ def escalation_message(e: EscalationOpened, public_url: str | None, token: str |
         title=f"orchestrator: task {e.task_id} needs you",
         body="\n".join(lines),
         buttons=buttons,
+        click=f"{public_url}/" if public_url else None,
+    )
+
+
+def wait_message(e: Waiting, public_url: str | None) -> Message:
+    """A long wait for a usage limit's reset: when it ends, why, and how to stop it."""
+    until = time.strftime("%a %d %b %H:%M %Z", time.localtime(e.until))
+    hours = (e.until - time.time()) / 3600
+    lines = [
+        f"Run {e.run_id}, task {e.task_id}: waiting until {until} ({hours:.1f} h) for a usage "
+        "limit to reset, then it goes on by itself.",
+        "",
+        redact_text(e.reason)[:300],
+        "",
+        f"Nothing to answer. To stop instead: Ctrl-C, or kill the runner and later "
+        f"`orchestrator resume {e.run_id}`.",
+    ]
+    if public_url:
+        lines.append(f"Web page: {public_url}/")
+    return Message(
+        title=f"orchestrator: waiting {hours:.1f} h for a limit to reset",
+        body="\n".join(lines),
         click=f"{public_url}/" if public_url else None,
     )
 
