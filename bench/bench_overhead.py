@@ -16,7 +16,10 @@ off.
 
 How it measures, and why:
 * Each figure is the median of `--repeat` runs (default 3), the orchestrator's and the floor's
-  runs interleaved, so a burst of load on a shared machine hits both sides alike.
+  runs interleaved, so a burst of load on a shared machine hits both sides alike. Each ratio is
+  followed by the range of the pairs' own ratios: on a loaded machine they spread by ±20% and
+  more (a run's fsyncs wait behind other processes'), so a difference inside that range is noise;
+  measure with `--repeat 7` or more, and say what `uptime` showed.
 * The run's console writes to /dev/null as a non-terminal (`orchestrator run … > log`), so the
   per-line and summary costs of a logged run are counted (before: a quiet console, which skipped
   printing but still laid out the summary table).
@@ -212,6 +215,10 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
+def spread_of(ratios: list[float]) -> str:
+    return f"({min(ratios):.2f}–{max(ratios):.2f})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", type=int, default=200)
@@ -231,14 +238,15 @@ def measure(args: argparse.Namespace) -> None:
         orchestrated(5, False)  # warm-up: imports, bytecode, page cache
     os.sync()  # what earlier processes left to write is not this bench's
     n, runs = args.tasks, args.repeat
-    print(f"| {n} tasks | orchestrator / attempt | floor / attempt | ratio |")
+    print(f"| {n} tasks | orchestrator / attempt | floor / attempt | ratio (pairs' range) |")
     print("| --- | --- | --- | --- |")
     for checkpoints in (False, True):
         pairs = [(orchestrated(n, checkpoints), floor(n, checkpoints)) for _ in range(runs)]
         ours = statistics.median(p[0] for p in pairs)
         base = statistics.median(p[1] for p in pairs)
         label = "checkpoints on (+ git add -A && git commit)" if checkpoints else "no checkpoints"
-        print(f"| {label} | {ms(ours)} | {ms(base)} | {ours / base:.2f}× |", flush=True)
+        spread = spread_of([p[0] / p[1] for p in pairs])
+        print(f"| {label} | {ms(ours)} | {ms(base)} | {ours / base:.2f}× {spread} |", flush=True)
     if args.profile:
         orchestrated(n, False, args.profile)
     small, large = (int(x) for x in args.scale.split(","))
@@ -265,11 +273,12 @@ def measure(args: argparse.Namespace) -> None:
         with telemetry_on():
             times["on"].append(orchestrated(n, False))
     off, on = (statistics.median(times[k]) for k in ("off", "on"))
+    spread = spread_of([b / a for a, b in zip(times["off"], times["on"], strict=True)])
     print()
-    print(f"| {n} tasks, no checkpoints | orchestrator / attempt | on vs off |")
+    print(f"| {n} tasks, no checkpoints | orchestrator / attempt | on vs off (pairs' range) |")
     print("| --- | --- | --- |")
     print(f"| telemetry off | {ms(off)} | |")
-    print(f"| telemetry on (OTLP/HTTP to a local sink) | {ms(on)} | {on / off:.2f}× |")
+    print(f"| telemetry on (OTLP/HTTP to a local sink) | {ms(on)} | {on / off:.2f}× {spread} |")
 
 
 if __name__ == "__main__":
