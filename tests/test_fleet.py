@@ -406,3 +406,56 @@ def test_submit_follows_the_run_and_brings_the_workdir_to_its_result(
             w.wait(timeout=30)
         except subprocess.TimeoutExpired:
             w.kill()
+
+
+def test_a_task_its_worker_cannot_start_asks_a_person_and_the_answer_runs_it(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The agent program is missing on the worker: after the job's last try the task is paused
+    with a question saying so (not left PENDING with nobody told); once the program is back,
+    `answer --retry` queues it again and the run completes."""
+    _, work = project(tmp_path)
+    program = tmp_path / "bin" / "agent"
+    program.parent.mkdir()
+    program.write_text('#!/bin/sh\necho "$1" > "out-$1.txt"\necho STATUS: completed\n')
+    program.chmod(0o755)
+    submitted = orchestrator(
+        tmp_path, "submit", str(plan(tmp_path, 1)), "--workdir", str(work), "--db", pg_url,
+        "--agent", "command", "--agent-cmd", f"{program} {{task_id}}", "--no-wait",
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    run_id = submitted.stdout.split()[1]
+    hidden = program.rename(tmp_path / "agent.away")  # gone from this worker's machine
+    w, log = start_worker(tmp_path, pg_url, "W")
+    store = Store(pg_url)
+    try:
+        until(
+            "the task pausing with a question",
+            lambda: store.escalations(run_id, open_only=True),
+            [log],
+            limit=120,
+        )
+        [esc] = store.escalations(run_id, open_only=True)
+        assert esc["category"] == "external_service", esc
+        assert "Worker W could not start task 1" in esc["question"], esc["question"]
+        assert str(program) in esc["question"], esc["question"]
+        assert store.task(run_id, "1")["status"] == "PAUSED_FOR_INTERVENTION"
+        shown = orchestrator(tmp_path, "escalations", "--db", pg_url)
+        assert f"#{esc['id']}" in shown.stdout, shown.stdout
+        hidden.rename(program)
+        answered = orchestrator(tmp_path, "answer", str(esc["id"]), "--retry", "--db", pg_url)
+        assert answered.returncode == 0, answered.stderr
+
+        def status() -> str:
+            run = store.run(run_id)
+            return run["status"] if run else "?"
+
+        until("the run completing after the answer", lambda: status() == "COMPLETED", [log])
+        assert store.task(run_id, "1")["status"] == "COMPLETED"
+    finally:
+        w.send_signal(signal.SIGTERM)
+        try:
+            w.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
+        store.close()

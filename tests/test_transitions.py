@@ -42,6 +42,7 @@ CASES: list[tuple[Outcome, bool, str | None, tuple[int, int, int], str | None, s
     ("checkpoint", False, "PAUSED_FOR_INTERVENTION", (2, 0, 2), "earlier answer", "ask_human"),
     ("live_question", False, None, (2, 0, 2), "earlier answer", "answer_agent"),
     ("merge_conflict", False, "PAUSED_FOR_INTERVENTION", (2, 0, 2), "earlier answer", "ask_human"),
+    ("worker_error", False, "PAUSED_FOR_INTERVENTION", (2, 0, 2), "earlier answer", "pause"),
     ("answer_guidance", False, "PENDING", (0, 0, 0), "earlier answer\nuse B", "attempt_again"),
     ("answer_retry", False, "PENDING", (0, 0, 0), "earlier answer", "attempt_again"),
     ("answer_skip", False, "SKIPPED", (0, 0, 0), None, "next_task"),

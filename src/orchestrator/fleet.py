@@ -40,6 +40,9 @@ RETRY_STALLED = "orchestrator.retry_stalled"
 STALL_TIMEOUT = 30.0
 """Seconds without a heartbeat after which a worker's jobs go to another worker."""
 HEARTBEAT = 10.0
+JOB_RETRIES = 2
+"""A task's job that fails before its agent runs is tried this many more times, then the task
+is paused with a question (`fleet_worker.escalate_error`)."""
 _SCHEMA_LOCK = 0x0C4E57A7
 """pg_advisory_lock key: one process at a time applies procrastinate's schema."""
 
@@ -102,7 +105,10 @@ def make_app(store: Store, stall_timeout: float = STALL_TIMEOUT) -> App:
     app = App(connector=PsycopgConnector(conninfo=conninfo(store.url), min_size=1, max_size=8))
 
     @app.task(
-        name=RUN_TASK, queue=QUEUE, pass_context=True, retry=RetryStrategy(max_attempts=2, wait=5)
+        name=RUN_TASK,
+        queue=QUEUE,
+        pass_context=True,
+        retry=RetryStrategy(max_attempts=JOB_RETRIES, wait=5),
     )
     def run_task(context: Any, run_id: str, task_id: str) -> None:
         from orchestrator import fleet_worker
@@ -114,6 +120,13 @@ def make_app(store: Store, stall_timeout: float = STALL_TIMEOUT) -> App:
             host.store.add_event(
                 run_id, "fleet_error", {"worker": host.worker.name, "error": str(exc)}, task_id
             )
+            if context.job.attempts < JOB_RETRIES:
+                raise
+            # the last try: a person is asked, or the run would stand still with nobody told
+            try:
+                fleet_worker.escalate_error(host, run_id, task_id, str(exc), JOB_RETRIES + 1)
+            except UserError as again:
+                logger.error("task %s of run %s: %s", task_id, run_id, again)
             raise
         defer(app, run_id, ready)
 

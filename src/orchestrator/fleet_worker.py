@@ -225,6 +225,43 @@ def run_task(host: Host, run_id: str, task_id: str) -> list[str]:
     return fleet_store.settle(store, run_id, runner.order)[1]
 
 
+def escalate_error(host: Host, run_id: str, task_id: str, error: str, tries: int) -> None:
+    """A task's job failed its last try before the agent could run (its program missing on this
+    worker, git refusing): the task is paused with a question — its files written, its
+    notification sent, shown by `escalations` — and answering queues it again."""
+    from orchestrator import api
+    from orchestrator.asking import ACTIONS, RETRY_SKIP_ABORT, EscalationDraft
+    from orchestrator.observers.files import EscalationFiles
+
+    store = host.store
+    run = store.run(run_id)
+    if run is None or run["status"] in ("COMPLETED", "FAILED"):
+        return
+    if store.task(run_id, task_id)["status"] in (*DONE, "FAILED", "PAUSED_FOR_INTERVENTION"):
+        return
+    meta = json.loads(run["settings_json"])
+    settings = api.resume_settings(meta, {"wait": "no-wait", "parallel": 1, "checkpoints": False})
+    agent = api.make_agent(settings, Path(meta.get("plan_file") or run["plan_path"]))
+    runner = api.build_runner(store, run_id, settings, agent, None, False, None)
+    runner.folder = host.folder / "runs" / run_id
+    for obs in runner.bus.observers:
+        if isinstance(obs, EscalationFiles):
+            obs.run_folder = runner.folder
+    runner.statuses = {t["task_id"]: t["status"] for t in store.tasks(run_id)}
+    draft = EscalationDraft(
+        question=f"Worker {host.worker.name} could not start task {task_id} ({tries} tries): "
+        f"{error}\n\nFix that on the worker (or start another one), then retry; or skip this "
+        "task, or abort the run?",
+        asker="orchestrator",
+        options=list(RETRY_SKIP_ABORT),
+        category="external_service",
+        why="The worker failed before the agent could start, and the fleet will not try this "
+        "task again by itself.",
+        detail={"actions": list(ACTIONS), "worker": host.worker.name},
+    )
+    runner.transition(runner.plan.task(task_id), "worker_error", escalation=draft)
+
+
 def _order(store: Store, run_id: str) -> list[Any]:
     from orchestrator.plans import order
 

@@ -28,6 +28,7 @@ Outcome = Literal[
     "checkpoint",
     "live_question",
     "merge_conflict",
+    "worker_error",
     # a human's answer
     "answer_guidance",
     "answer_retry",
@@ -83,6 +84,7 @@ TABLE: dict[Outcome, Transition] = {
     "checkpoint": Transition("PAUSED_FOR_INTERVENTION", "keep", "ask_human"),
     "live_question": Transition(None, "keep", "answer_agent"),
     "merge_conflict": Transition("PAUSED_FOR_INTERVENTION", "keep", "ask_human"),
+    "worker_error": Transition("PAUSED_FOR_INTERVENTION", "keep", "pause"),
     "answer_guidance": Transition("PENDING", "reset", "attempt_again", guidance="add"),
     "answer_retry": Transition("PENDING", "reset", "attempt_again"),
     "answer_skip": Transition("SKIPPED", "reset", "next_task", guidance="clear"),
