@@ -52,9 +52,9 @@ def submit(
 ) -> None:
     """Queue a plan for the fleet of `orchestrator worker` processes (exit as `run`).
 
-    Its run branch goes to the origin the workers clone; with --wait (the default) it follows
-    the run, then brings the workdir to the result. Exit 0 all completed, 1 a task failed, 3
-    waiting for a human."""
+    Its run branch goes to the origin the workers clone. With --wait (the
+    default) it follows the run, then brings the workdir to the result.
+    Exit 0 all completed, 1 a task failed, 3 waiting for a human."""
     from orchestrator import api
 
     given: dict[str, Any] = {
@@ -100,8 +100,8 @@ def worker(
 ) -> None:
     """Run the ready tasks of every fleet run in the shared store, until Ctrl-C or SIGTERM.
 
-    Running tasks finish first; a worker killed outright has its tasks taken over by another
-    after --stall-timeout."""
+    Running tasks finish first; a worker killed outright has its tasks taken
+    over by another after --stall-timeout."""
     from orchestrator import api
 
     api.work(
