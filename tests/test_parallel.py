@@ -56,14 +56,16 @@ KILLING_GIT = """#!/bin/sh
 # git's own sub-commands come through here: `git worktree add` runs `git symbolic-ref` (HEAD onto
 # the task's branch), then `git reset --hard` (the files). The KILL_NTH'th run of the step KILL_AT
 # is killed with SIGKILL, and with it the `worktree add` (KILL_WHO=parent) or the runner's whole
-# process group (KILL_WHO=group). `reset-partway`: one file written first, no index yet.
+# process group (KILL_WHO=group). `reset-partway`: one file written first, no index yet (into
+# the new worktree: git gives the `reset` child GIT_WORK_TREE and keeps the caller's cwd).
 step=$1
 [ "$KILL_AT" = reset-partway ] && [ "$1" = reset ] && step=reset-partway
 if [ "$step" = "$KILL_AT" ]; then
     n=$(( $(cat "$KILL_COUNT" 2>/dev/null || echo 0) + 1 ))
     echo $n > "$KILL_COUNT"
     if [ "$n" = "${KILL_NTH:-1}" ]; then
-        [ "$step" = reset-partway ] && "$REAL_GIT" cat-file -p HEAD:.gitignore > .gitignore
+        [ "$step" = reset-partway ] && "$REAL_GIT" cat-file -p HEAD:.gitignore \
+            > "$GIT_WORK_TREE/.gitignore"
         if [ "$KILL_WHO" = group ]; then kill -9 0; else kill -9 $PPID; fi
         exit 1
     fi
