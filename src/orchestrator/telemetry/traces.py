@@ -80,6 +80,12 @@ META_KEY = "otel"
 """Where a run's stored settings keep its trace: `{"trace_id": hex, "span_id": hex, "sampled"}`."""
 
 
+EXPORT_EVERY_MS = 250.0
+"""How often finished spans are sent (the SDK's default is 5 s; `OTEL_BSP_SCHEDULE_DELAY` wins):
+a runner killed with -9 loses at most this much, and the run's end has little left to encode,
+the rest having been sent on the exporter's thread while the run waited on its agents."""
+
+
 def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
 
@@ -98,7 +104,8 @@ def provider_for(config: TelemetryConfig) -> TracerProvider:
         timeout=telemetry.timeout("traces"),
     )
     provider = TracerProvider(resource=telemetry.resource(config), shutdown_on_exit=False)
-    provider.add_span_processor(BatchSpanProcessor(exporter))
+    every = None if "OTEL_BSP_SCHEDULE_DELAY" in os.environ else EXPORT_EVERY_MS
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=every))
     return provider
 
 
