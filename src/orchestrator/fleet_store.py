@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ from sqlalchemy import or_, select, update
 from orchestrator.agents import process
 from orchestrator.lock import _pid_alive
 from orchestrator.rows import DONE
-from orchestrator.schema import attempts, runs, tasks
+from orchestrator.schema import attempts, runs
 from orchestrator.store import Store
 
 
@@ -135,40 +134,8 @@ def still_open(store: Store, run_id: str, task_id: str, number: int) -> bool:
 def take_over(store: Store, run_id: str, task_id: str, by: Worker) -> list[dict[str, Any]]:
     """The task's attempts without a verdict (their worker died, or was judged dead by the
     engine) become `interrupted` and the task PENDING, in one transaction; returns them."""
-    now = time.time()
     with store.tx() as conn:
-        cut = [
-            dict(r)
-            for r in conn.execute(
-                select(attempts).where(
-                    attempts.c.run_id == run_id,
-                    attempts.c.task_id == task_id,
-                    attempts.c.verdict.is_(None),
-                )
-            ).mappings()
-        ]
-        for a in cut:
-            who = a["worker"] or "a worker"
-            conn.execute(
-                update(attempts)
-                .where(attempts.c.id == a["id"])
-                .values(
-                    verdict="interrupted",
-                    ended_at=now,
-                    duration_s=now - a["started_at"],
-                    error_summary=f"attempt was cut off ({who} stopped); taken over by {by.name}",
-                )
-            )
-            payload = {"attempt": a["number"], "worker": a["worker"], "taken_over_by": by.name}
-            store._event(conn, run_id, "attempt_interrupted", payload, task_id)
-        conn.execute(
-            update(tasks)
-            .where(
-                tasks.c.run_id == run_id, tasks.c.task_id == task_id, tasks.c.status == "RUNNING"
-            )
-            .values(status="PENDING", updated_at=now)
-        )
-    return cut
+        return store._interrupt(conn, run_id, task_id, by=by.name)
 
 
 def reap(store: Store, rows: list[dict[str, Any]]) -> list[int]:

@@ -428,35 +428,43 @@ class Store(RunLock, EscalationTable):
         """Attempts cut off by a crash or kill -9 become `interrupted`, their tasks PENDING — once
         what the cut-off runner started is killed (`reap_processes`: no two agents at once)."""
         self.reap_processes(run_id)
-        now = time.time()
         with self.tx() as conn:
-            cut = [
-                dict(r)
-                for r in conn.execute(
-                    select(attempts).where(
-                        attempts.c.run_id == run_id, attempts.c.verdict.is_(None)
-                    )
-                ).mappings()
-            ]
-            for a in cut:
-                conn.execute(
-                    update(attempts)
-                    .where(attempts.c.id == a["id"])
-                    .values(
-                        verdict="interrupted",
-                        ended_at=now,
-                        duration_s=now - a["started_at"],
-                        error_summary="attempt was cut off (crash, kill or Ctrl-C) before it finished",
-                    )
-                )
-                self._event(
-                    conn, run_id, "attempt_interrupted", {"attempt": a["number"]}, a["task_id"]
+            return self._interrupt(conn, run_id)
+
+    def _interrupt(
+        self, conn: Connection, run_id: str, task_id: str | None = None, by: str | None = None
+    ) -> list[Row]:
+        """The attempts without a verdict (of the run, or of one task) become `interrupted` and
+        their RUNNING tasks PENDING; `by` names the fleet worker taking the task over."""
+        now = time.time()
+        q = select(attempts).where(attempts.c.run_id == run_id, attempts.c.verdict.is_(None))
+        running = update(tasks).where(
+            tasks.c.run_id == run_id, tasks.c.status == TaskStatus.RUNNING.value
+        )
+        if task_id is not None:
+            q = q.where(attempts.c.task_id == task_id)
+            running = running.where(tasks.c.task_id == task_id)
+        cut = [dict(r) for r in conn.execute(q).mappings()]
+        for a in cut:
+            payload: dict[str, Any] = {"attempt": a["number"]}
+            why = "attempt was cut off (crash, kill or Ctrl-C) before it finished"
+            if by is not None:
+                payload |= {"worker": a["worker"], "taken_over_by": by}
+                why = (
+                    f"attempt was cut off ({a['worker'] or 'a worker'} stopped); taken over by {by}"
                 )
             conn.execute(
-                update(tasks)
-                .where(tasks.c.run_id == run_id, tasks.c.status == TaskStatus.RUNNING.value)
-                .values(status=TaskStatus.PENDING.value, updated_at=now)
+                update(attempts)
+                .where(attempts.c.id == a["id"])
+                .values(
+                    verdict="interrupted",
+                    ended_at=now,
+                    duration_s=now - a["started_at"],
+                    error_summary=why,
+                )
             )
+            self._event(conn, run_id, "attempt_interrupted", payload, a["task_id"])
+        conn.execute(running.values(status=TaskStatus.PENDING.value, updated_at=now))
         return cut
 
     # -- escalations ------------------------------------------------------------------------------
