@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -42,6 +43,27 @@ def _pg_reachable() -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def pg_schema(prefix: str) -> Iterator[str]:
+    """A store URL on the test server in a schema of its own, dropped afterwards; skips where no
+    server is reachable (fails instead on CI, where one is promised)."""
+    reason = _pg_reachable()
+    if reason:
+        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    schema = prefix + uuid.uuid4().hex[:10]
+    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "sqlite":
@@ -49,20 +71,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         yield s
         s.close()
         return
-    reason = _pg_reachable()
-    if reason:
-        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    schema = "t_" + uuid.uuid4().hex[:10]
-    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    s = Store(f"{PG_URL}?options=-csearch_path%3D{schema}")
-    try:
-        yield s
-    finally:
-        s.close()
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with pg_schema("t_") as url:
+        s = Store(url)
+        try:
+            yield s
+        finally:
+            s.close()

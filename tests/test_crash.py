@@ -23,15 +23,14 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from tests.conftest import PG_URL, _pg_reachable
+from sqlalchemy import text
+from tests.conftest import pg_schema
 from tests.helpers import cli_popen
 
 from orchestrator.store import Store
@@ -296,21 +295,8 @@ def test_kill_9_at_random_moments_then_resume_loses_and_repeats_nothing_sqlite(
 
 @pytest.fixture
 def pg_db() -> Iterator[str]:
-    reason = _pg_reachable()
-    if reason:
-        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    schema = "crash_" + uuid.uuid4().hex[:10]
-    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with pg_schema("crash_") as url:
+        yield url
 
 
 def test_kill_9_at_random_moments_then_resume_on_postgresql_with_nul_output(

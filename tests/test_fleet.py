@@ -10,28 +10,17 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from tests.conftest import PG_URL, _pg_reachable
+from tests.conftest import pg_schema
 from tests.helpers import cli_env
+from tests.test_parallel import git
 
 from orchestrator.store import Store
 
 pytestmark = pytest.mark.postgres
-
-GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_AUTHOR_NAME": "user",
-    "GIT_AUTHOR_EMAIL": "user@example.com",
-    "GIT_COMMITTER_NAME": "user",
-    "GIT_COMMITTER_EMAIL": "user@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 
 # Each run writes its task's file with the worker's identity. The first worker to start a second
 # task sleeps there (the one test kills): its agent outlives it until it is reaped.
@@ -59,27 +48,8 @@ AGENT = textwrap.dedent("""\
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A schema of its own on the test server: our tables and procrastinate's."""
-    reason = _pg_reachable()
-    if reason:
-        if os.environ.get("CI") == "true" and os.environ.get("ORCHESTRATOR_TEST_PG_URL"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    schema = "f_" + uuid.uuid4().hex[:10]
-    admin = create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=True
-    ).stdout
+    with pg_schema("f_") as url:
+        yield url
 
 
 def project(tmp: Path, *, with_origin: bool = True) -> tuple[Path, Path]:
@@ -117,6 +87,28 @@ def orchestrator(tmp: Path, *args: str, **env: str) -> subprocess.CompletedProce
         text=True,
         timeout=120,
     )
+
+
+def submit(
+    tmp: Path, work: Path, db: str, tasks: int, agent_cmd: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """`orchestrator submit` of an n-task plan with `--agent command`."""
+    return orchestrator(
+        tmp, "submit", str(plan(tmp, tasks)), "--workdir", str(work), "--db", db,
+        "--agent", "command", "--agent-cmd", agent_cmd, *extra,
+    )  # fmt: skip
+
+
+def stop(*workers: subprocess.Popen[str]) -> None:
+    """SIGTERM (a clean stop), then SIGKILL for a worker still there after 30 s."""
+    for w in workers:
+        if w.poll() is None:
+            w.send_signal(signal.SIGTERM)
+    for w in workers:
+        try:
+            w.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
 
 
 def start_worker(tmp: Path, db: str, name: str) -> tuple[subprocess.Popen[str], Path]:
@@ -165,19 +157,8 @@ def test_two_workers_run_a_plan_and_one_takes_over_a_killed_workers_task(
     (tmp_path / "agents.log").write_text("")
     script = tmp_path / "agent.py"
     script.write_text(AGENT)
-    submitted = orchestrator(
-        tmp_path,
-        "submit",
-        str(plan(tmp_path, 6)),
-        "--workdir",
-        str(work),
-        "--db",
-        pg_url,
-        "--agent",
-        "command",
-        "--agent-cmd",
-        f"{sys.executable} {script} {{task_id}}",
-        "--no-wait",
+    submitted = submit(
+        tmp_path, work, pg_url, 6, f"{sys.executable} {script} {{task_id}}", "--no-wait"
     )
     assert submitted.returncode == 0, submitted.stderr
     run_id = submitted.stdout.split()[1]
@@ -226,14 +207,7 @@ def test_two_workers_run_a_plan_and_one_takes_over_a_killed_workers_task(
         shown = orchestrator(tmp_path, "status", run_id, "--db", pg_url, "--json")
         assert f'"worker": "{survivor}"' in shown.stdout
     finally:
-        for proc in (a, b):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in (a, b):
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(a, b)
         store.close()
     alive = b if survivor == "B" else a
     assert alive.returncode == 0, [p.read_text()[-2000:] for p in logs]  # SIGTERM: clean stop
@@ -244,20 +218,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, pg_url: str) -> None:
     no_db = orchestrator(tmp_path, "worker", ORCHESTRATOR_DB="")
     sqlite = orchestrator(tmp_path, "worker", "--db", f"sqlite:///{tmp_path / 's.db'}")
     down = orchestrator(tmp_path, "worker", "--db", "postgresql://postgres@127.0.0.1:1/none")
-    no_origin = orchestrator(
-        tmp_path,
-        "submit",
-        str(plan(tmp_path, 1)),
-        "--workdir",
-        str(work),
-        "--db",
-        pg_url,
-        "--agent",
-        "command",
-        "--agent-cmd",
-        "true",
-        "--no-wait",
-    )
+    no_origin = submit(tmp_path, work, pg_url, 1, "true", "--no-wait")
     for res, says in (
         (no_db, "needs a shared PostgreSQL store"),
         (sqlite, "needs a shared PostgreSQL store"),
@@ -291,10 +252,9 @@ def test_a_conflicting_merge_escalates_with_its_worker_and_an_answer_requeues_it
     origin, work = project(tmp_path)
     script = tmp_path / "agent.py"
     script.write_text(SAME_FILE)
-    submitted = orchestrator(
-        tmp_path, "submit", str(plan(tmp_path, 2)), "--workdir", str(work), "--db", pg_url,
-        "--agent", "command", "--agent-cmd", f"{sys.executable} {script} {{task_id}}", "--no-wait",
-    )  # fmt: skip
+    submitted = submit(
+        tmp_path, work, pg_url, 2, f"{sys.executable} {script} {{task_id}}", "--no-wait"
+    )
     assert submitted.returncode == 0, submitted.stderr
     run_id = submitted.stdout.split()[1]
     log = tmp_path / "worker-W.log"
@@ -332,11 +292,7 @@ def test_a_conflicting_merge_escalates_with_its_worker_and_an_answer_requeues_it
         branch = f"orchestrator/{run_id}"
         assert git(origin, "show", f"{branch}:same.txt").startswith("written by task")
     finally:
-        w.send_signal(signal.SIGTERM)
-        try:
-            w.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            w.kill()
+        stop(w)
         store.close()
 
 
@@ -389,10 +345,7 @@ def test_submit_follows_the_run_and_brings_the_workdir_to_its_result(
     script.write_text(AGENT)
     w, log = start_worker(tmp_path, pg_url, "W")
     try:
-        res = orchestrator(
-            tmp_path, "submit", str(plan(tmp_path, 2)), "--workdir", str(work), "--db", pg_url,
-            "--agent", "command", "--agent-cmd", f"{sys.executable} {script} {{task_id}}",
-        )  # fmt: skip
+        res = submit(tmp_path, work, pg_url, 2, f"{sys.executable} {script} {{task_id}}")
         assert res.returncode == 0, res.stdout + res.stderr + log.read_text()
         assert "task 1: COMPLETED on W" in res.stdout and "task 2: COMPLETED on W" in res.stdout
         assert (work / "out-1.txt").read_text() == "1 by W\n"
@@ -401,11 +354,7 @@ def test_submit_follows_the_run_and_brings_the_workdir_to_its_result(
         again = orchestrator(tmp_path, "resume", run_id, "--db", pg_url)
         assert again.returncode == 0 and "0 task(s) queued" in again.stdout, again.stdout
     finally:
-        w.send_signal(signal.SIGTERM)
-        try:
-            w.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            w.kill()
+        stop(w)
 
 
 def test_a_task_its_worker_cannot_start_asks_a_person_and_the_answer_runs_it(
@@ -419,10 +368,7 @@ def test_a_task_its_worker_cannot_start_asks_a_person_and_the_answer_runs_it(
     program.parent.mkdir()
     program.write_text('#!/bin/sh\necho "$1" > "out-$1.txt"\necho STATUS: completed\n')
     program.chmod(0o755)
-    submitted = orchestrator(
-        tmp_path, "submit", str(plan(tmp_path, 1)), "--workdir", str(work), "--db", pg_url,
-        "--agent", "command", "--agent-cmd", f"{program} {{task_id}}", "--no-wait",
-    )  # fmt: skip
+    submitted = submit(tmp_path, work, pg_url, 1, f"{program} {{task_id}}", "--no-wait")
     assert submitted.returncode == 0, submitted.stderr
     run_id = submitted.stdout.split()[1]
     hidden = program.rename(tmp_path / "agent.away")  # gone from this worker's machine
@@ -453,9 +399,5 @@ def test_a_task_its_worker_cannot_start_asks_a_person_and_the_answer_runs_it(
         until("the run completing after the answer", lambda: status() == "COMPLETED", [log])
         assert store.task(run_id, "1")["status"] == "COMPLETED"
     finally:
-        w.send_signal(signal.SIGTERM)
-        try:
-            w.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            w.kill()
+        stop(w)
         store.close()
