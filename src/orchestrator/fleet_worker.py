@@ -32,6 +32,8 @@ from orchestrator.store import Store
 
 if TYPE_CHECKING:
     from orchestrator import asking
+    from orchestrator.agents.base import Agent
+    from orchestrator.config import Settings
     from orchestrator.steps import Finished
     from orchestrator.transitions import Outcome
     from orchestrator.worktrees import Worktree
@@ -161,7 +163,6 @@ def run_task(host: Host, run_id: str, task_id: str) -> list[str]:
     paused with no answer yet, is left alone."""
     from orchestrator import api, preflight
     from orchestrator.humans import Answer
-    from orchestrator.observers.files import EscalationFiles
 
     store = host.store
     run = store.run(run_id)
@@ -184,29 +185,22 @@ def run_task(host: Host, run_id: str, task_id: str) -> list[str]:
         answered = last[-1]
     cut = fleet_store.take_over(store, run_id, task_id, host.worker)
     fleet_store.reap(store, cut)
-    meta = json.loads(run["settings_json"])
-    settings = api.resume_settings(meta, {"wait": "no-wait", "parallel": 1, "checkpoints": False})
-    agent = api.make_agent(settings, Path(meta.get("plan_file") or run["plan_path"]))
+    meta, settings, agent = _agent(run)
     clone = host.clone(origin)
     branch = f"orchestrator/{run_id}"
     clone.fetch(branch)
     workdir = clone.path / str(meta.get("fleet_prefix") or "")
     workdir.mkdir(parents=True, exist_ok=True)
-    folder = host.folder / "runs" / run_id
     preflight.check(settings, store.plan(run_id), workdir)
-    runner = api.build_runner(store, run_id, settings, agent, None, False, None)
-    runner.folder, runner.workdir = folder, workdir
-    for obs in runner.bus.observers:
-        if isinstance(obs, EscalationFiles):
-            obs.run_folder = folder
+    runner = _runner(host, run_id, settings, agent)  # its statuses read after the take-over
+    runner.workdir = workdir
     runner.bus.observers.append(AttemptWorker(store, host.worker))
-    runner.statuses = {t["task_id"]: t["status"] for t in store.tasks(run_id)}  # after take_over
     runner.spent = store.spent(run_id)
     runner.asked = {e["task_id"] for e in store.escalations(run_id)}
     for a in cut:
         runner.emit(AttemptInterrupted(run_id, task_id, a["number"]))
         runner.emit(Notice(run_id, f"Task {task_id}: taken over from {a['worker']}", "yellow"))
-    lanes = FleetLanes(Checkpoints(workdir, folder, run_id), clone, api.run_stopped())
+    lanes = FleetLanes(Checkpoints(workdir, runner.folder, run_id), clone, api.run_stopped())
     lanes.runner = runner
     task = runner.plan.task(task_id)
     host.active[threading.get_ident()] = lanes
@@ -229,9 +223,7 @@ def escalate_error(host: Host, run_id: str, task_id: str, error: str, tries: int
     """A task's job failed its last try before the agent could run (its program missing on this
     worker, git refusing): the task is paused with a question — its files written, its
     notification sent, shown by `escalations` — and answering queues it again."""
-    from orchestrator import api
     from orchestrator.asking import ACTIONS, RETRY_SKIP_ABORT, EscalationDraft
-    from orchestrator.observers.files import EscalationFiles
 
     store = host.store
     run = store.run(run_id)
@@ -239,15 +231,8 @@ def escalate_error(host: Host, run_id: str, task_id: str, error: str, tries: int
         return
     if store.task(run_id, task_id)["status"] in (*DONE, "FAILED", "PAUSED_FOR_INTERVENTION"):
         return
-    meta = json.loads(run["settings_json"])
-    settings = api.resume_settings(meta, {"wait": "no-wait", "parallel": 1, "checkpoints": False})
-    agent = api.make_agent(settings, Path(meta.get("plan_file") or run["plan_path"]))
-    runner = api.build_runner(store, run_id, settings, agent, None, False, None)
-    runner.folder = host.folder / "runs" / run_id
-    for obs in runner.bus.observers:
-        if isinstance(obs, EscalationFiles):
-            obs.run_folder = runner.folder
-    runner.statuses = {t["task_id"]: t["status"] for t in store.tasks(run_id)}
+    _, settings, agent = _agent(run)
+    runner = _runner(host, run_id, settings, agent)
     draft = EscalationDraft(
         question=f"Worker {host.worker.name} could not start task {task_id} ({tries} tries): "
         f"{error}\n\nFix that on the worker (or start another one), then retry; or skip this "
@@ -260,6 +245,31 @@ def escalate_error(host: Host, run_id: str, task_id: str, error: str, tries: int
         detail={"actions": list(ACTIONS), "worker": host.worker.name},
     )
     runner.transition(runner.plan.task(task_id), "worker_error", escalation=draft)
+
+
+def _agent(run: Any) -> tuple[dict[str, Any], Settings, Agent]:
+    """A fleet run's stored settings, as this worker runs them (one task at a time, no terminal),
+    and its agent."""
+    from orchestrator import api
+
+    meta: dict[str, Any] = json.loads(run["settings_json"])
+    settings = api.resume_settings(meta, {"wait": "no-wait", "parallel": 1, "checkpoints": False})
+    return meta, settings, api.make_agent(settings, Path(meta.get("plan_file") or run["plan_path"]))
+
+
+def _runner(host: Host, run_id: str, settings: Settings, agent: Agent) -> Any:
+    """The run's loop (a Runner; only the API imports it) on this worker: its files under the
+    worker's folder, the task statuses as the store has them now."""
+    from orchestrator import api
+    from orchestrator.observers.files import EscalationFiles
+
+    runner = api.build_runner(host.store, run_id, settings, agent, None, False, None)
+    runner.folder = host.folder / "runs" / run_id
+    for obs in runner.bus.observers:
+        if isinstance(obs, EscalationFiles):
+            obs.run_folder = runner.folder
+    runner.statuses = {t["task_id"]: t["status"] for t in host.store.tasks(run_id)}
+    return runner
 
 
 def _order(store: Store, run_id: str) -> list[Any]:
