@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -92,7 +93,7 @@ def test_wait_mode_continues_within_a_second_of_an_answer_from_another_process(
         out = cli(tmp_path, "escalations", "--json")
         rows = json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else []
         esc_id = rows[0]["id"] if rows else None
-    assert esc_id is not None
+    assert esc_id is not None, _stopped(proc, out)
     assert cli(tmp_path, "answer", str(esc_id), "--recommended").returncode == 0
     assert proc.wait(timeout=60) == 0
     with sqlite3.connect(tmp_path / "state.db") as conn:
@@ -101,6 +102,13 @@ def test_wait_mode_continues_within_a_second_of_an_answer_from_another_process(
         ).fetchone()[0]
         started = conn.execute("SELECT started_at FROM attempts WHERE number = 2").fetchone()[0]
     assert 0 <= started - answered < 1.0
+
+
+def _stopped(proc: subprocess.Popen[str], last: subprocess.CompletedProcess[str]) -> str:
+    """Why a runner showed no escalation: what it and the last `escalations` printed."""
+    proc.kill()
+    stdout, stderr = proc.communicate()
+    return f"runner:\n{stdout[-3000:]}\n{stderr[-3000:]}\nescalations:\n{last.stdout}{last.stderr}"
 
 
 def _plan(tmp: Path, scenario: str, body: str = "") -> Path:
