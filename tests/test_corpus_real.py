@@ -12,11 +12,11 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 - escalations caught: recall of `escalate`;
 - false escalations on finished work: the share of `proceed` cases decided `escalate`.
 
-`tune/` is the tuning pool (the first tune and holdback halves; the old holdback was scored once,
-then moved in — README). A second hash splits the pool into cross-validation halves A and B.
-`holdback2/` holds new real outputs collected before the last round of tuning and scored once, at
-the end. `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the
-rules' unsure rate. Nothing is written anywhere.
+`tune/` is the tuning pool of 427 cases (the first tune and holdback halves and holdback2; each
+held-back set was scored once, then moved in — README). A second hash splits the pool into
+cross-validation halves A and B. A new held-back set, `holdback3/`, is collected apart and scored
+once at the end; it is not read here. `pytest tests/test_corpus_real.py -s` prints the tables (per
+set, per agent) and the rules' unsure rate. Nothing is written anywhere.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ OUTCOME = {
     "escalate": "escalate",
 }
 
-SETS = ("tune", "holdback2")
-# Which sets are scored: the pool and its CV halves while tuning; `holdback2` was added once, at the
-# end (2026-11-23, after commit 4fdec9f), and nothing was tuned after.
-SCORED = ("tune", "cv_a", "cv_b", "holdback2")
+SETS = ("tune",)
+# Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
+# (2026-11-23, after commit 4fdec9f) and then moved into the pool, which is now 427 cases.
+SCORED = ("tune", "cv_a", "cv_b")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -66,12 +66,15 @@ SCORED = ("tune", "cv_a", "cv_b", "holdback2")
 #   holdback2 (104 new cases, collected before the round, scored once with the final rules):
 #                            0.558, 0.875, 0.708, 0.033
 # Unsure (LLM call rate with --llm): pool 152/323 = 47.1%, A 45.7%, B 48.4%, holdback2 59.6%.
+# holdback2 was then moved, unchanged, into the pool. Third round, pool of 427 (same CV hash):
+#   before (commit 28fd632 rules): pool 0.801, 0.913, 0.856, 0.022; A 0.800, 0.935, 0.879, 0.041;
+#                                  B 0.802, 0.892, 0.831, 0.000
+#   unsure: pool 214/427 = 50.1%, A 46.5%, B 53.8%.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.830, 0.926, 0.901, 0.019),
-    "cv_a": (0.840, 0.951, 0.925, 0.032),
-    "cv_b": (0.820, 0.901, 0.875, 0.000),
-    "holdback2": (0.558, 0.875, 0.708, 0.033),
+    "tune": (0.801, 0.913, 0.856, 0.022),
+    "cv_a": (0.800, 0.935, 0.879, 0.041),
+    "cv_b": (0.802, 0.892, 0.831, 0.000),
 }
 FLOOR = 0.10
 
@@ -188,11 +191,11 @@ def mistakes(rows: list[Scored]) -> str:
 
 
 def test_headers_agree_with_folders() -> None:
-    """Every file of both sets: the decision agrees with its folder and the header carries what the
-    README says (only headers are read here); no name is in both sets."""
+    """Every file of the pool: the decision agrees with its folder and the header carries what the
+    README says (only headers are read here); no name appears twice."""
     total = 0
-    names = [{c.path.stem for c in CASES[s]} for s in SETS]
-    assert not set.intersection(*names)
+    names = [c.path.stem for s in SETS for c in CASES[s]]
+    assert len(names) == len(set(names))
     for split in SETS:
         for c in CASES[split]:
             total += 1
@@ -208,7 +211,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 300
+    assert total >= 427
 
 
 @pytest.mark.parametrize("split", SCORED)
@@ -217,8 +220,7 @@ def test_real_outputs(split: str) -> None:
     got = Figures.of(rows)
     print(table(split, rows))
     print(unsure_rates([r.case for r in rows], [r.interp for r in rows]))
-    if split != "holdback2":
-        print("misjudged:\n" + mistakes(rows))
+    print("misjudged:\n" + mistakes(rows))
     if split in MEASURED:
         decision, category, caught, false_esc = MEASURED[split]
         assert _floor(decision) <= decision - FLOOR
