@@ -65,6 +65,17 @@ NOW = datetime(2026, 3, 2, 13, 0).timestamp()
         ("litellm.APIConnectionError: Connection error.", "stream_disconnected"),
         ("litellm.AuthenticationError: Incorrect API key provided", "authentication"),
         ("Error: 503 Service Unavailable", "overloaded"),
+        # the request was too big for the model: retried with less, no person, no back-off
+        (
+            "Model some/model-x has hit a token limit!\nOutput tokens: ~4,000 of 4,096",
+            "context_limit",
+        ),
+        (
+            "litellm.APIConnectionError: LocalException - the request exceeds the available "
+            "context size",
+            "context_limit",
+        ),
+        ('  "code": "context_length_exceeded"\n}', "context_limit"),
     ],
 )
 def test_platform_errors_in_final_text(text: str, kind: str) -> None:
@@ -118,6 +129,8 @@ def test_actions_from_the_table() -> None:
     assert action_for(err("usage_limit"), wait_cap=900, now=NOW) == "escalate"
     assert action_for(err("authentication", NOW + 60), wait_cap=900, now=NOW) == "escalate"
     assert action_for(err("max_turns"), wait_cap=900, now=NOW) == "retry"
+    assert action_for(err("context_limit"), wait_cap=900, now=NOW) == "retry"
+    assert KINDS["context_limit"].category is None and KINDS["context_limit"].guidance
     for kind, spec in KINDS.items():
         assert spec.why.endswith(".") and len(spec.why.split()) >= 6, kind
 

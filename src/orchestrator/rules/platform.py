@@ -129,8 +129,16 @@ KINDS: dict[str, PlatformKind] = {
         "checks before finishing.",
         transient=True,
     ),
+    "context_limit": PlatformKind(
+        "retry",
+        None,
+        "The model ran out of context or output tokens before the agent finished.",
+        guidance="The previous attempt ran out of the model's context or output tokens: continue "
+        "from where it stopped with less in context (fewer files, shorter outputs), in smaller steps.",
+        transient=True,
+    ),
 }
-"""Kind → action, category and why. Max turns is retried (the work usually goes on fine in the
+"""Kind → action, category and why. Max turns and a context or output token limit are retried (the work usually goes on fine in the
 next attempt, and the ladder still escalates when it keeps running out)."""
 
 
@@ -196,7 +204,18 @@ def _code(status: str) -> str:
     )
 
 
+_CONTEXT_LIMIT = (
+    r"context_length_exceeded|ContextWindowExceeded\w*|\bhas hit a token limit\b|"
+    r"\bexceeded (?:the )?(?:model's )?output (?:token )?limit\b|"
+    r"\bmaximum context length\b|\bexceeds? the (?:available )?context (?:window|size|length)\b|"
+    r"\bcontext (?:window|length) (?:exceeded|overflow)\b|\bprompt is too long\b"
+)
+"""The model's context or output tokens ran out: the request itself was too big (no person is
+needed, and backing off does not help): an ordinary failed attempt, retried with less."""
+
 _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # first: the platform wraps it in any error class (`BadRequestError`, `APIConnectionError`)
+    ("context_limit", re.compile(_CONTEXT_LIMIT, re.I)),
     (
         # the CLI fell back to another model for the rest of the session: ask again, now
         "model_switched",
@@ -448,7 +467,8 @@ _SELF_EVIDENT = re.compile(
     r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
     r"\bFailed to log ?in\b|\bno (?:authentication|auth|credentials?)(?: credentials| information)? found\b|"
     r"\bno api keys? (?:were |was )?provided|--model and an --api-key|\bLLM Provider NOT provided|"
-    r"\bExecution failed: \d{3}\b|\bModel call failed\b|^\W*Continue to iterate\?|\"type\"\s*:\s*\"error\"",
+    r"\bExecution failed: \d{3}\b|\bModel call failed\b|^\W*Continue to iterate\?|\"type\"\s*:\s*\"error\"|"
+    + _CONTEXT_LIMIT,
     re.I,
 )
 """Phrases only an agent platform prints about itself."""
