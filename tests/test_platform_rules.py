@@ -76,6 +76,21 @@ NOW = datetime(2026, 3, 2, 13, 0).timestamp()
             "context_limit",
         ),
         ('  "code": "context_length_exceeded"\n}', "context_limit"),
+        ("API Streaming Failed\nPremature close", "stream_disconnected"),
+        ("API Streaming Failed. 503 no healthy upstream", "overloaded"),
+        # a rate limit that says what it is not
+        (
+            "API Error: Server is limiting requests (not your usage limit) · Rate limited",
+            "rate_limit",
+        ),
+        # an error body the output ends inside: its status at the top is read too
+        (
+            "✕ [API Error: [{\n"
+            + '  "error": {\n    "code": 503,\n    "message": "Down.",\n    "errors": [\n'
+            + '      {\n        "message": "Down.",\n        "domain": "global",\n'
+            + '        "reason": "backendError"\n      }\n    ],\n    "status": "X"\n  }\n}\n]]',
+            "overloaded",
+        ),
     ],
 )
 def test_platform_errors_in_final_text(text: str, kind: str) -> None:

@@ -290,7 +290,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "overloaded",
         re.compile(
             _code("529|503")
-            + r"|overloaded|Service ?Unavailable|(?-i:UNAVAILABLE)|experiencing high demand|"
+            + r"|overloaded|Service ?Unavailable|(?-i:UNAVAILABLE)|experiencing high demand|no healthy upstream|"
             r"temporar(?:y|ily) (?:errors?|unavailable)|capacity constraints",
             re.I,
         ),
@@ -298,7 +298,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "stream_disconnected",
         re.compile(
-            r"stream disconnected|stream (?:error|closed)|connection (?:was )?(?:reset|closed|aborted|"
+            r"stream disconnected|stream (?:error|closed)|streaming failed|connection (?:was )?(?:reset|closed|aborted|"
             r"dropped|error)|ECONNRESET|socket hang up|premature close|APIConnectionError|"
             r"fetch failed|network error|Request timed out|APITimeoutError|connection failed|"
             r"network disconnected",
@@ -326,6 +326,13 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+_NEGATED = re.compile(
+    r"\b(?:not|isn['’]t|is not)\s+(?:your|an?|the)\s+(?:[\w-]+\s+){0,2}?(?:limit|quota|billing|credits?)\b",
+    re.I,
+)
+"""A kind the message rules out (`temporarily limiting requests (not your usage limit)`)."""
+
+
 def kind_of(message: str | None, *, status: int | None = None) -> str | None:
     """The kind of a model-API error from its message (first match in the table's order: a 429
     saying "usage limit" is a usage limit), else from its HTTP status.
@@ -333,6 +340,7 @@ def kind_of(message: str | None, *, status: int | None = None) -> str | None:
     >>> kind_of("API Error: 529 Overloaded"), kind_of("boom", status=401)
     ('overloaded', 'authentication')
     """
+    message = _NEGATED.sub(" ", message) if message else message
     for kind, pattern in _KIND_WORDS if message else ():
         if pattern.search(message or ""):
             return kind
@@ -452,7 +460,7 @@ _SELF_EVIDENT = re.compile(
     r"You['’]?ve hit your (?:usage |session |weekly |daily |monthly )?limit|Credit balance (?:is )?too low|"
     r"Invalid API key\s*·|\binsufficient (?:credits?|balance|funds)\b|\bServer error: \d{3}\b|"
     r"^Connection failed\b|\bNetwork disconnected\b|\bhas disabled [^\n]{0,60}access\b|"
-    r"\binvalid --api-key\b|^\d{3} No auth credentials|"
+    r"\binvalid --api-key\b|^\d{3} No auth credentials|\bAPI Streaming Failed\b|"
     r"\byour request was rate-?limited\b|\byou['’]?ve hit a rate limit\b|"
     r"did not provide any assistant messages|\blast status: \d{3}\b|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
@@ -492,6 +500,20 @@ _URL = re.compile(r"\bhttps?://\S+")
 TAIL_LINES = 8
 
 
+def _tail_start(lines: list[str], tail: int) -> int:
+    """Where the last `tail` lines start, moved back to the opening line of an error body (JSON)
+    the output ends inside, so a status printed at its top is read too (up to 40 lines more)."""
+    start = max(0, len(lines) - tail)
+    depth = sum(
+        ln.count("}") + ln.count("]") - ln.count("{") - ln.count("[") for ln in lines[start:]
+    )
+    while depth > 0 and start > 0 and start > len(lines) - tail - 40:
+        start -= 1
+        depth += lines[start].count("}") + lines[start].count("]")
+        depth -= lines[start].count("{") + lines[start].count("[")
+    return start
+
+
 def find_platform_error(
     text: str, *, now: float | None = None, tail: int | None = TAIL_LINES
 ) -> PlatformError | None:
@@ -499,7 +521,7 @@ def find_platform_error(
     prints it when the session ends; None: anywhere, for an error summary), with its reset time
     when the text names one; None otherwise."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    lines = lines[-tail:] if tail else lines
+    lines = lines[_tail_start(lines, tail) :] if tail else lines
     found: PlatformError | None = None
     for k in range(len(lines) - 1, -1, -1):
         line = lines[k]
