@@ -14,6 +14,8 @@ mark in its environment and each new group is reported (the store records it wit
 report may be made on a thread of its own while the process runs (`background=True`): the group's
 record is a third write per attempt, and it need not delay the process (the mark finds what
 starts before it lands); the process is reaped only after it, so its pid cannot be reused meanwhile.
+On Linux a process that ends within `REPORT_AFTER` (10 ms) is not recorded at all: nothing of it
+is left to find but descendants, and they carry the mark.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ EOF_GRACE = 2.0
 """After the process exits, how long a descendant still holding its stdout open may keep it."""
 LEFTOVER_GRACE = 1.0
 """After the process exits, how long the children it left get between SIGTERM and SIGKILL."""
+REPORT_AFTER = 0.01
+"""In the background, how long a process runs before its group is recorded (Linux, where the mark
+finds it meanwhile): a command that ends sooner costs no write."""
 
 
 @dataclass
@@ -102,10 +107,11 @@ def mark_vars() -> dict[str, str]:
     return {MARK_VAR: _mark} if _mark is not None else {}
 
 
-def spawned(pid: int) -> Future[None] | None:
+def spawned(pid: int, exited: threading.Event | None = None) -> Future[None] | None:
     """Report a process (group), e.g. one an SDK started. In the background, the report is
-    skipped if the leader has already exited (nothing is left to find by it); the future is
-    waited for before the process is reaped (`settle`)."""
+    skipped if the leader has already exited (nothing is left to find by it) or, given `exited`
+    (set when it ends), ends within `REPORT_AFTER`; the future is waited for before the process
+    is reaped (`settle`)."""
     global _reporter
     if _on_spawn is None:
         return None
@@ -117,7 +123,8 @@ def spawned(pid: int) -> Future[None] | None:
     report = _on_spawn
 
     def record() -> None:
-        if stamp(pid) is not None or not _LINUX:
+        ended = _LINUX and exited is not None and exited.wait(REPORT_AFTER)
+        if not _LINUX or (not ended and stamp(pid) is not None):
             report(pid)
 
     return _reporter.submit(record)
@@ -320,12 +327,14 @@ def run_process(
             env=marked_env(env),
             start_new_session=True,
         )
+        exited = threading.Event()
         try:
-            pending = spawned(proc.pid)
+            pending = spawned(proc.pid, exited)
             if out is None:  # read from a pipe: its file is created while the process starts
                 out = files.enter_context(_create(stdout_path))
             lines = _Lines(on_line)
             timed_out = _supervise(proc, out, err, deadline, stdin_data, lines, paused, pending)
+            exited.set()
         except BaseException:
             with contextlib.suppress(Exception):
                 settle(pending)  # before the group is reaped
