@@ -34,7 +34,8 @@ def plain(markup: str) -> str:
         out.append("\\" * backslashes + (f"[{m.group(2)}]" if escaped else ""))
         pos = m.end()
     out.append(markup[pos:].replace("\\[", "["))
-    return Emoji.replace("".join(out))
+    text = "".join(out)
+    return Emoji.replace(text) if ":" in text else text
 
 
 def fmt_duration(seconds: float | None) -> str:
@@ -78,9 +79,23 @@ class _LiveLine:
 class Reporter:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
+        self._terminal: tuple[object, bool] | None = None
+        self._stamp: tuple[int, str] = (-1, "")
+
+    @property
+    def is_terminal(self) -> bool:
+        """`console.is_terminal`, asked once per output file: Rich works it out from the
+        environment and `isatty` on every call, a third of the cost of a logged line."""
+        file = self.console.file
+        if self._terminal is None or self._terminal[0] is not file:
+            self._terminal = (file, self.console.is_terminal)
+        return self._terminal[1]
 
     def line(self, text: str, style: str | None = None) -> None:
-        stamp = datetime.now().strftime("%H:%M:%S")
+        now = int(time.time())
+        if self._stamp[0] != now:  # formatted once a second, not once a line
+            self._stamp = (now, datetime.fromtimestamp(now).strftime("%H:%M:%S"))
+        stamp = self._stamp[1]
         self._print(f"[dim]\\[{stamp}][/dim] " + (f"[{style}]{text}[/{style}]" if style else text))
 
     def note(self, text: str, style: str | None = None) -> None:
@@ -90,7 +105,7 @@ class Reporter:
     def _print(self, markup: str) -> None:
         """Off a terminal (logs, cron, CI) a line is its plain text, unwrapped: greppable, and
         a tenth of the cost of a full render on every step of a long run."""
-        if self.console.is_terminal or self.console.quiet:
+        if self.is_terminal or self.console.quiet:
             if not self.console.quiet:
                 self.console.print(markup)
             return
@@ -110,7 +125,7 @@ class Reporter:
         def on_event(ev: AgentEvent) -> None:
             state.last = ev.summary.replace("\n", " ")[:120]
 
-        if not self.console.is_terminal:
+        if not self.is_terminal:
             # in logs, the agent's actions (tool calls) as plain lines; its chatter is left out
             def log_event(ev: AgentEvent) -> None:
                 on_event(ev)
@@ -159,7 +174,7 @@ class Reporter:
         )
         total = ["", "total", "", str(sum(r["attempts"] for r in rows)), fmt_duration(total_s)]
         total.append(fmt_cost(cost))
-        if not self.console.is_terminal:
+        if not self.is_terminal:
             self._plain_summary(rows, total)
             return
         table = Table(title="Run summary", title_justify="left")

@@ -111,7 +111,7 @@ class ConsoleObserver:
                 "instead of burning attempts",
                 "yellow",
             )
-            if r.console.is_terminal:
+            if r.is_terminal:
                 self._live.enter_context(
                     Live(_Countdown(event.until, event.reason), console=r.console, transient=True)
                 )

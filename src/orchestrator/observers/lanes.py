@@ -69,7 +69,7 @@ class LanesConsole(ConsoleObserver):
             line = self.lanes.lines.get(event.task_id)
             if line is not None:
                 line.last = event.event.summary.replace("\n", " ")[:120]
-                if not r.console.is_terminal and event.event.kind == "tool":
+                if not r.is_terminal and event.event.kind == "tool":
                     r.note(f"[{event.task_id}] → {line.last}", "dim")
             return
         if isinstance(event, AttemptStarted):
