@@ -341,7 +341,7 @@ class Runner:
 
     # -- one attempt ------------------------------------------------------------------------------------
     def attempt(self, task: Task) -> tuple[Outcome, Finished]:
-        row = self.store.task(self.run_id, task.id)
+        row, number = self.store.task_and_next(self.run_id, task.id)
         failures = history.failures_since_resume(self.store, self.run_id, task.id, row)
         options = self.settings.agent_options(task.id, self.agent.name) | {
             k: v
@@ -358,7 +358,6 @@ class Runner:
         prompt = history.attempt_prompt(
             self.store, self.run_id, self.plan, task, row, failures, gates, resume_session
         )
-        number = self.store.next_attempt(self.run_id, task.id)
         adir = self.folder / task.id / f"attempt-{number}"
         files = beside(write_text, adir / "prompt.md", prompt)  # while the attempt is recorded
         self.store.begin_attempt(

@@ -318,10 +318,20 @@ class Store(RunLock, EscalationTable):
     def next_attempt(self, run_id: str, task_id: str) -> int:
         """The number the task's next attempt gets (only the runner holding the lock adds one)."""
         with self.engine.connect() as conn:
-            return (
-                int(hot(conn, _LAST_NUMBER, {"run_id": run_id, "task_id": task_id}).fetchone()[0])
-                + 1
-            )
+            return self._next_number(conn, run_id, task_id)
+
+    def task_and_next(self, run_id: str, task_id: str) -> tuple[TaskRow, int]:
+        """`task` and `next_attempt` on one connection: what an attempt reads before it starts."""
+        with self.engine.connect() as conn:
+            found = rows(hot(conn, _TASK, {"run_id": run_id, "task_id": task_id}))
+            if not found:
+                raise UserError(f"run {run_id} has no task {task_id!r}")
+            return self._task_row(found[0]), self._next_number(conn, run_id, task_id)
+
+    @staticmethod
+    def _next_number(conn: Connection, run_id: str, task_id: str) -> int:
+        key = {"run_id": run_id, "task_id": task_id}
+        return int(hot(conn, _LAST_NUMBER, key).fetchone()[0]) + 1
 
     def begin_attempt(
         self,
