@@ -18,6 +18,7 @@ from orchestrator.interpret.phrases import (
     _ALTERNATIVES,
     _BLOCKING,
     _DECISION,
+    _DONE_VERBS,
     _EXTENSION,
     _HUMAN_ACTION,
     _OFFER_LEAD,
@@ -211,6 +212,32 @@ def approval_menu(lines: list[Line]) -> Question | None:
     return None
 
 
+_WORK_DONE = re.compile(
+    rf"\b(?:I'?ve|I have|I|we'?ve|we have)\s+(?:now\s+|also\s+|successfully\s+|just\s+)?(?:{_DONE_VERBS})\b|"
+    rf"\b(?:is|are|was|were|has been|have been)\s+(?:now\s+|all\s+|successfully\s+)?(?:{_DONE_VERBS})\b|"
+    rf"^(?:\W|\d+[.)]){{0,4}}\s*(?:{_DONE_VERBS}|Applied|Edited|Modified|Changed)\b|"
+    r"^\W{0,4}(?:Applied edit to|Commit [0-9a-f]{7}|(?:Update|Edit|Write|MultiEdit)\()",
+    re.I | re.M,
+)
+"""Work the agent did, anywhere in the output: its own claims (`All modules are created.`,
+`I've updated…`) or its tools' records (`Applied edit to`, `⏺ Update(…)`, a commit)."""
+
+
+def _offer_to_start(
+    questions: list[Question], tail: list[Line], done: bool | int, failed: int
+) -> Question | None:
+    """An offer among the agent's last lines to do the work itself ("Should I begin with the
+    designer?", "Would you like me to write the revised class?") when nothing it printed claims
+    work done and its final words no failure: the turn was analysis or a plan, and the work
+    waits for a yes."""
+    if done or failed or not questions or not tail:
+        return None
+    q = questions[-1]
+    if q.kind != "offer" or _EXTENSION.search(q.text) or q.line < tail[-min(3, len(tail))].no:
+        return None
+    return q
+
+
 def read_unmarked(lines: list[Line]) -> Reading:
     """The heuristic verdict for output without explicit markers."""
     tail = final_prose(lines)
@@ -284,6 +311,10 @@ def read_unmarked(lines: list[Line]) -> Reading:
         return _with(base, "needs_human", False, evidence=uncertain_m.group(0))
     if generic and not is_done and not is_failed and failed == 0:
         return _with(base, "needs_human", False, question=generic[-1], evidence=generic[-1].text)
+    worked = done or _WORK_DONE.search("\n".join(ln.text for ln in lines)) is not None
+    offer = _offer_to_start(questions, tail, worked, failed)
+    if offer is not None:
+        return _with(base, "needs_human", False, question=offer, evidence=offer.text)
     if failed > 0 and failed >= done:
         confident = failed >= 3 and failed - done >= 2
         return _with(base, "failed", confident, evidence=error or fail_ev)

@@ -348,6 +348,8 @@ _HUMAN_ACTION = re.compile(
     r"\bwaiting for your\b|\bawaiting your\b|\bkannst du\b|\bbitte (?:bestätige|entscheide|gib)\b|^Select:|"
     r"\breply\b[^.\n]{0,20}\bto (?:continue|proceed|confirm)|\bI need a decision\b|"
     r"\bplease (?:add|paste|share|upload|send|check your|run this on your)\b|\bready for your (?:review|approval)\b|"
+    # the user is to run something and report back what it printed
+    r"\bplease (?:run|execute|try)\b[^?!\n]{0,120}?\band (?:share|send|paste|post|report|tell me|let me know)\b|"
     r"^\W*(?:Tell me|Confirm|Decide|Choose|Pick|Select) (?:your|which|whether|how|what|one|between)\b|"
     r"\bquestions? (?:are |is )?blocking\b|\bif you say [\"“]?go\b|\bjust (?:a |say )?[\"“]go\b|"
     r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b",
