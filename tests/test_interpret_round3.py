@@ -44,3 +44,31 @@ def test_asking_the_user_to_run_something_and_report_back_is_a_question() -> Non
         "`python bench.py` on your machine and share the timings."
     )
     assert out.verdict == "needs_human"
+
+
+def test_a_request_with_its_purpose_is_not_an_offer() -> None:
+    out = interpret(
+        "The repository has no remote named `upstream` yet.\n\n"
+        "Could you send me the URL of the upstream repository so I can add it for you?"
+    )
+    assert out.verdict == "needs_human"
+
+
+def test_a_step_the_user_does_and_reports_back_blocks_even_after_finished_work() -> None:
+    out = interpret(
+        "I've written the seed script and all 8 tests pass.\n\n"
+        "Run it against the staging database from the admin console. Let me know when the "
+        "import is complete and I'll help you with the next steps."
+    )
+    assert out.verdict == "needs_human"
+    assert (
+        interpret(
+            "I've written the seed script.\n\nLet me know if anything else is needed."
+        ).verdict
+        == "completed"
+    )
+
+
+def test_running_out_of_funds_needs_a_person() -> None:
+    out = interpret("You seem to have run out of funds in your account. Add more to continue.")
+    assert (out.verdict, out.category) == ("needs_human", "external_service")

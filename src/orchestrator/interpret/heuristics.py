@@ -119,10 +119,16 @@ _NEXT_WORK = re.compile(
 """What to do after finished work: the next step, or stopping — follow-up, not a blocker."""
 
 
+_PURPOSE = re.compile(r"\b(?:so|so that|and|then)\s+I\s+(?:can|could)\b", re.I)
+
+
 def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> QKind:
     """PAUSED: the agent said elsewhere that it stopped to wait ("so I've paused here")."""
     # "Which fix do you want me to apply?" asks for a choice, not whether to do more
-    offer = bool(_OFFER_LEAD.search(sentence)) and not WHICH_QUESTION.search(sentence)
+    # "… so I can set it up" is the purpose of a request, not an offer
+    offer = bool(_OFFER_LEAD.search(_PURPOSE.sub(" ", sentence))) and not WHICH_QUESTION.search(
+        sentence
+    )
     blocking = bool(_BLOCKING.search(sentence)) or (paused and bool(_HUMAN_ACTION.search(sentence)))
     alternatives = bool(_ALTERNATIVES.search(sentence.replace("and/or", "and")))
     if done and not blocking:

@@ -310,6 +310,12 @@ _EXTENSION = re.compile(
     r"different approach|something else|same option|same thing)\b",
     re.I,
 )
+_REPORT_BACK = (
+    r"\b(?:let me know|tell me)\s+(?:when|once)\b[^.?!\n]{0,100}?\b(?:is|are|has been|have been)\s+"
+    r"(?:complete|completed|done|finished|applied|in place|set up|configured)\b"
+)
+"""The user does a step and reports back ("Let me know when the migrations are complete"): the
+agent's next step waits for it."""
 _BLOCKING = re.compile(
     r"\b(?:before I (?:proceed|continue|start|go ahead|make|change|begin|implement|wire|write)|bevor ich|"
     r"haven't (?:changed|modified|made|implemented|touched|started)|I have not (?:changed|modified|made|implemented)|"
@@ -324,7 +330,7 @@ _BLOCKING = re.compile(
     # "Please confirm and I'll provide those", "Tell me your choices … and I'll wire it"
     r"(?:\bplease (?:confirm|approve|advise|decide|choose|pick|specify)|(?:^|[.!?:]\s+|\n\s*)(?:Tell me|Confirm|Decide|"
     r"Choose|Pick)\b|\blet me know (?:which|whether|how|what|your))[^.?!\n]{0,120}?\b(?:and|then|so)\s+"
-    r"I(?:'ll|’ll| will| can| run| start| go| proceed)\b",
+    r"I(?:'ll|’ll| will| can| run| start| go| proceed)\b|" + _REPORT_BACK,
     re.I,
 )
 _DECISION = re.compile(
@@ -352,7 +358,7 @@ _HUMAN_ACTION = re.compile(
     r"\bplease (?:run|execute|try)\b[^?!\n]{0,120}?\band (?:share|send|paste|post|report|tell me|let me know)\b|"
     r"^\W*(?:Tell me|Confirm|Decide|Choose|Pick|Select) (?:your|which|whether|how|what|one|between)\b|"
     r"\bquestions? (?:are |is )?blocking\b|\bif you say [\"“]?go\b|\bjust (?:a |say )?[\"“]go\b|"
-    r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b",
+    r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b|" + _REPORT_BACK,
     re.I,
 )
 UNCERTAIN = re.compile(

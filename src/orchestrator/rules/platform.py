@@ -228,7 +228,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "billing",
         re.compile(
-            r"credit balance (?:is )?too low|insufficient (?:credits?|balance|funds)|out of credits?|"
+            r"credit balance (?:is )?too low|insufficient (?:credits?|balance|funds)|out of (?:credits?|funds)\b|"
             r"billing(?:_error| details| issue| problem)?\b|payment required|\bbilling_not_active\b|"
             r"add (?:more )?credits|\bover budget\b|ExceededBudget|budget (?:has been |was |is )?exceeded|"
             r"\bspend(?:ing)? limit\b[^\n]{0,30}\b(?:reached|exceeded)|please re-?fill",
@@ -458,6 +458,7 @@ def reset_time(text: str, *, now: float | None = None) -> float | None:
 _SELF_EVIDENT = re.compile(
     r"Claude AI usage limit reached|\b(?:usage|session|weekly|\d+-hour) limit (?:reached|hit)|"
     r"You['’]?ve hit your (?:usage |session |weekly |daily |monthly )?limit|Credit balance (?:is )?too low|"
+    r"\b(?:run|ran|running) out of (?:funds|credits?)\b|"
     r"Invalid API key\s*·|\binsufficient (?:credits?|balance|funds)\b|\bServer error: \d{3}\b|"
     r"^Connection failed\b|\bNetwork disconnected\b|\bhas disabled [^\n]{0,60}access\b|"
     r"\binvalid --api-key\b|^\d{3} No auth credentials|\bAPI Streaming Failed\b|"
