@@ -72,3 +72,12 @@ def test_a_step_the_user_does_and_reports_back_blocks_even_after_finished_work()
 def test_running_out_of_funds_needs_a_person() -> None:
     out = interpret("You seem to have run out of funds in your account. Add more to continue.")
     assert (out.verdict, out.category) == ("needs_human", "external_service")
+
+
+def test_which_follow_up_to_do_next_after_finished_work_is_not_a_blocker() -> None:
+    out = interpret(
+        "I've trimmed the export and all 14 checks pass.\n\n"
+        "If you'd like, I can:\n- archive the old files,\n- or split the export by year.\n\n"
+        "Which would you like me to do next?"
+    )
+    assert out.verdict == "completed"
