@@ -19,7 +19,8 @@ def test_an_offer_to_start_work_not_yet_done_waits_for_a_yes() -> None:
         "I'd recommend using one style throughout.\n\n"
         "Would you like me to write the revised `Order` class?"
     )
-    assert interpret(review).verdict == "needs_human"
+    out = interpret(review)
+    assert (out.verdict, out.category) == ("needs_human", "ambiguous_requirements")
 
 
 def test_the_same_offer_after_work_done_is_follow_up() -> None:

@@ -238,6 +238,8 @@ def interpret_rules(text: str) -> Interpretation:
         len(options) >= 2
         or reading.uncertain
         or sum(x.kind == "decision" for x in reading.questions) >= 2  # several things to settle
+        # an offer to start work nothing was done for yet: what gets built is still open
+        or (q is not None and q.kind == "offer")
         or (
             q is not None
             and not cli_prompt
