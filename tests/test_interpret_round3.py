@@ -82,3 +82,18 @@ def test_which_follow_up_to_do_next_after_finished_work_is_not_a_blocker() -> No
         "Which would you like me to do next?"
     )
     assert out.verdict == "completed"
+
+
+def test_a_request_for_access_to_a_remote_service_is_external_service() -> None:
+    out = interpret(
+        "The deploy needs your Fly.io account, which this session cannot use.\n\n"
+        "Could you please generate an API token at https://fly.io/user/personal_access_tokens "
+        "and paste it here?"
+    )
+    assert (out.verdict, out.category) == ("needs_human", "external_service")
+    # the same words describing how a login works ask for nothing remote
+    out = interpret(
+        "Should the admin page use the proxy's login prompt or the app's own form?\n\n"
+        "With the proxy, you provide valid credentials and nginx lets you in."
+    )
+    assert out.category != "external_service"

@@ -27,6 +27,7 @@ from orchestrator.interpret.text import tail_text as tail_prose
 from orchestrator.interpret.uncertain import uncertainty_question
 from orchestrator.llm import LLMBackend
 from orchestrator.models import Category, Verdict
+from orchestrator.rules.external import remote_access_request
 from orchestrator.rules.failure import CLI_PROMPT
 
 log = logging.getLogger("orchestrator.interpret")
@@ -234,6 +235,9 @@ def interpret_rules(text: str) -> Interpretation:
     cli_prompt = q is not None and bool(CLI_PROMPT.search(q.text))
     if cli_prompt:
         options = []  # "(Y)es/(N)o/(D)on't ask again" is the CLI's prompt, not a choice to make
+    if category is None and not cli_prompt and (access := remote_access_request(tail_text)):
+        # what the person is asked for is access to a remote service (a token, the remote URL)
+        category, cat_ev = "external_service", access
     if category is None and (
         len(options) >= 2
         or reading.uncertain

@@ -22,6 +22,7 @@ __all__ = [
     "STATUS_KINDS",
     "external_line",
     "external_trouble",
+    "remote_access_request",
     "service_error_kind",
 ]
 
@@ -130,6 +131,38 @@ def external_trouble(units: Sequence[str]) -> str | None:
             continue
         if _has_remote("\n".join(units[max(0, k - 3) : k + 4])):
             return text.strip()[:300]
+    return None
+
+
+_ACCESS = re.compile(
+    r"\b(?:(?:personal |API |auth(?:entication)? |access |bearer |OAuth )tokens?|api[ _-]?keys?|access keys?|"
+    r"credentials|ssh keys?|service account|(?:remote|repository|repo) URL|URL of (?:your|the) \w+ "
+    r"repo(?:sitory)?|production (?:database|db|server|environment|project|instance))\b",
+    re.I,
+)
+_SUPPLY = re.compile(
+    r"(?:^(?:\W|\d+[.)]|Step \d+:)*\s*|\b(?:please|could you|can you|would you|you(?:['’]ll| will)? need to|"
+    r"you (?:must|should)|need you to|we need to|I need you to)\s+(?:please\s+)?)"
+    r"(?:provide|set(?:ting)? up|set|get|obtain|generate|create|add|export|share|give|paste|send|renew|"
+    r"rotate|configure|run|apply|grant|enable)\b",
+    re.I,
+)
+"""A request for the user to do it: an imperative, or `please` / `could you` / `you'll need to`."""
+
+
+def remote_access_request(text: str) -> str | None:
+    """The sentence of the agent's final words that asks the user to supply or use access to a
+    remote service only the user has (a token, a key, the remote URL, the production database),
+    when the text also names that remote party; else None. For a question already read as one
+    for a person."""
+    for sentence in re.split(r"(?<=[.?!:])\s+|\n+", text):
+        if (
+            _ACCESS.search(sentence)
+            and _SUPPLY.search(sentence)
+            and not _LOCAL.search(sentence)
+            and _has_remote(text)
+        ):
+            return sentence.strip()[:300]
     return None
 
 
