@@ -97,3 +97,11 @@ def test_a_request_for_access_to_a_remote_service_is_external_service() -> None:
         "With the proxy, you provide valid credentials and nginx lets you in."
     )
     assert out.category != "external_service"
+
+
+def test_a_question_about_what_only_the_user_sees_is_for_the_user() -> None:
+    out = interpret(
+        "The config in `app.py` looks right to me. If the server isn't starting, the cause may be "
+        "elsewhere. What exact error are you getting when you start it?"
+    )
+    assert out.verdict == "needs_human"

@@ -358,7 +358,10 @@ _HUMAN_ACTION = re.compile(
     r"\bplease (?:run|execute|try)\b[^?!\n]{0,120}?\band (?:share|send|paste|post|report|tell me|let me know)\b|"
     r"^\W*(?:Tell me|Confirm|Decide|Choose|Pick|Select) (?:your|which|whether|how|what|one|between)\b|"
     r"\bquestions? (?:are |is )?blocking\b|\bif you say [\"“]?go\b|\bjust (?:a |say )?[\"“]go\b|"
-    r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b|" + _REPORT_BACK,
+    r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b|"
+    # a question about what only the user sees or has: "What error are you getting when you run it?"
+    r"\b(?:what|which|where|how)\b[^?.!\n]{0,50}\b(?:are|do|did|were) you (?:getting|seeing|get|see|"
+    r"using|running|observ\w+|expect\w*)\b[^.!\n]*\?|" + _REPORT_BACK,
     re.I,
 )
 UNCERTAIN = re.compile(
