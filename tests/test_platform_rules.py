@@ -83,6 +83,12 @@ NOW = datetime(2026, 3, 2, 13, 0).timestamp()
             "API Error: Server is limiting requests (not your usage limit) · Rate limited",
             "rate_limit",
         ),
+        # the quota is printed first, then the platform's own answer to it: another model
+        (
+            "You have reached your daily quota limit.\nSwitching to model-b for the rest of "
+            "this session.\n[API Error: Please submit a new query to continue with the model-b model.]",
+            "model_switched",
+        ),
         # an error body the output ends inside: its status at the top is read too
         (
             "✕ [API Error: [{\n"

@@ -541,6 +541,8 @@ def find_platform_error(
         )
         if not err.spec.transient:
             return err  # a bad key or no credit explains the dropped stream printed after it
+        if err.kind == "model_switched" and found is None:
+            return err  # the platform already answered the quota printed before: another model
         found = found or err
     return found
 
