@@ -105,3 +105,19 @@ def test_a_question_about_what_only_the_user_sees_is_for_the_user() -> None:
         "elsewhere. What exact error are you getting when you start it?"
     )
     assert out.verdict == "needs_human"
+
+
+BLOCK = (
+    "Here is the corrected block:\n\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n"
+    ">>>>>>> REPLACE\n```\n\nThis will set x to 2.\n\n> Tokens: 1.2k sent, 80 received.\n"
+)
+
+
+def test_an_edit_block_never_applied_is_a_failed_attempt() -> None:
+    assert interpret(BLOCK).verdict == "failed"
+    assert interpret(BLOCK + "> Applied edit to app.py\n").verdict == "completed"
+    # a block handed to an edit tool is applied by the tool
+    tool = BLOCK.replace(
+        "> Tokens", "[replace_in_file for 'app.py'] Result:\nThe file was saved.\n> T"
+    )
+    assert interpret(tool).verdict != "failed"

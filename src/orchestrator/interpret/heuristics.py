@@ -230,6 +230,25 @@ _WORK_DONE = re.compile(
 `I've updated…`) or its tools' records (`Applied edit to`, `⏺ Update(…)`, a commit)."""
 
 
+_EDIT_BLOCK_END = re.compile(r"^\s*>{5,7} ?REPLACE\s*$")
+_EDIT_APPLIED = re.compile(
+    r"^\W{0,4}(?:Applied edit to|Commit [0-9a-f]{7}|Wrote |Created )|\bResult:|</\w*diff>|"
+    r"</(?:replace_in_file|apply_diff|write_to_file|edit_file|parameter|invoke)>|\bTool Use\b",
+    re.I,
+)
+"""A record after the block that it went to a tool (Cline / Roo's diff tools) or was applied."""
+
+
+def _edit_not_applied(lines: list[Line]) -> str | None:
+    """A SEARCH/REPLACE edit block the agent printed with no record of it being applied after it
+    (Aider prints `Applied edit to <file>` for each one it applies): the edit was only proposed,
+    the files are unchanged."""
+    ends = [k for k, ln in enumerate(lines) if _EDIT_BLOCK_END.match(ln.text)]
+    if not ends or any(_EDIT_APPLIED.search(ln.text) for ln in lines[ends[-1] :]):
+        return None
+    return "the edit block was printed but never applied"
+
+
 def _offer_to_start(
     questions: list[Question], tail: list[Line], done: bool | int, failed: int
 ) -> Question | None:
@@ -325,6 +344,8 @@ def read_unmarked(lines: list[Line]) -> Reading:
     if failed > 0 and failed >= done:
         confident = failed >= 3 and failed - done >= 2
         return _with(base, "failed", confident, evidence=error or fail_ev)
+    if (unapplied := _edit_not_applied(lines)) is not None:
+        return _with(base, "failed", False, evidence=unapplied, error=unapplied)
     if done > 0:
         confident = (done >= 3 and failed == 0) or done - failed >= 4
         return _with(
