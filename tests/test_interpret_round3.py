@@ -121,3 +121,16 @@ def test_an_edit_block_never_applied_is_a_failed_attempt() -> None:
         "> Tokens", "[replace_in_file for 'app.py'] Result:\nThe file was saved.\n> T"
     )
     assert interpret(tool).verdict != "failed"
+
+
+def test_a_list_of_questions_is_requirements_still_open_in_any_language() -> None:
+    out = interpret(
+        "要件を確認させてください。\n\n- 地図: どれを使いますか?\n- 保存: 必要ですか?\n"
+        "- 共有: 必要ですか?\n\n回答をいただければ計画を立てます。"
+    )
+    assert (out.verdict, out.category) == ("needs_human", "ambiguous_requirements")
+    counted = interpret(
+        "The plan is in `PLAN.md`.\n\nTwo open questions are blocking the start: confirmation of "
+        "the target package name, and the docs layout."
+    )
+    assert counted.category == "ambiguous_requirements"

@@ -42,6 +42,13 @@ _CHOICE = re.compile(
 )
 
 
+_QUESTION_COUNT = re.compile(
+    r"\b(?:two|three|four|five|six|several|\d+) (?:open |blocking )?questions\b|\bquestions? (?:are |is )?blocking\b",
+    re.I,
+)
+"""The agent counts the questions it has: several things to settle, even when one asks to confirm."""
+
+
 _APPROVAL = re.compile(
     r"\b(?:confirm\w*|approv\w*|permission|ok to|okay to|is it ok|go ahead|proceed|freigabe|freigeben|"
     r"bestätig\w*|darf ich)\b",
@@ -242,6 +249,9 @@ def interpret_rules(text: str) -> Interpretation:
         len(options) >= 2
         or reading.uncertain
         or sum(x.kind == "decision" for x in reading.questions) >= 2  # several things to settle
+        # a list of questions (in any language): requirements still to settle
+        or sum(x.kind != "offer" for x in reading.questions) >= 3
+        or (q is not None and _QUESTION_COUNT.search(q.text) is not None)
         # an offer to start work nothing was done for yet: what gets built is still open
         or (q is not None and q.kind == "offer")
         or (
