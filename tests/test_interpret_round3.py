@@ -134,3 +134,16 @@ def test_a_list_of_questions_is_requirements_still_open_in_any_language() -> Non
         "the target package name, and the docs layout."
     )
     assert counted.category == "ambiguous_requirements"
+
+
+def test_a_checkers_summary_printed_after_the_claims_without_a_fence_is_tool_output() -> None:
+    for summary in (
+        "Tests:       1 failed, 12 passed, 13 total",
+        "✖ 5 problems (3 errors, 2 warnings)",
+        'src/a.py:3:5 - error: "foo" is not defined\n1 error, 0 warnings, 0 informations',
+    ):
+        out = interpret(f"I've fixed the date util.\n\n{summary}")
+        assert out.verdict == "failed", summary
+    assert interpret("I've fixed the date util.\n\nTests:       13 passed, 13 total").verdict == (
+        "completed"
+    )

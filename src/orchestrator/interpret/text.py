@@ -71,7 +71,10 @@ _LOG_LINE = re.compile(
     r"Compiling \S+ v\d|Updating |Downloading |Collecting |Installing |Requirement already|"
     r"[\w/.-]+\.\w+::\S+ (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)|[.FEsxX]{8,}\s*(\[\s*\d+%\])?$|"
     r"(PASS|FAIL|ok|FAIL:|---) [\w./-]+|=+ .* =+$|_{5,} .* _{5,}$|(warning|error)(\[\w+\])?: |"
-    r"(?<=\s)--> \S+:\d+|\d+\s+\|\s|(?<=\s)\|\s*$|(?<=\s)\|\s+[\^~-]+)"
+    r"(?<=\s)--> \S+:\d+|\d+\s+\|\s|(?<=\s)\|\s*$|(?<=\s)\|\s+[\^~-]+|"
+    # test runners' and checkers' summaries and diagnostics, printed without a fence
+    r"(?:Tests|Test Suites|Test Files|Snapshots):\s+\d+ |✖ \d+ problems? \(|"
+    r"\d+ errors?, \d+ warnings?\b|[\w./\\-]+\.\w+[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning)\b)"
 )
 _AIDER_STATUS = re.compile(
     r"^(Tokens: [\d.]+k? sent|Applied edit to |Commit [0-9a-f]{7} |Added .* to the chat|"
