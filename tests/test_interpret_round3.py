@@ -147,3 +147,14 @@ def test_a_checkers_summary_printed_after_the_claims_without_a_fence_is_tool_out
     assert interpret("I've fixed the date util.\n\nTests:       13 passed, 13 total").verdict == (
         "completed"
     )
+
+
+def test_ending_on_a_checklist_with_items_still_open_is_unfinished() -> None:
+    ticked = "Progress:\n\n- [x] Add the schema\n- [x] Backfill users\n- [ ] Backfill orders"
+    assert interpret(ticked).verdict == "failed"
+    todo = "● Update Todos\n  ⎿  ☒ Add the schema\n     ☐ Switch the reads"
+    assert interpret(todo).verdict == "failed"
+    plan = "Plan:\n\n- [ ] Add the schema\n- [ ] Backfill users\n\nShall I start?"
+    assert interpret(plan).verdict != "failed"
+    done = "- [x] Add the schema\n- [x] Backfill users\n\nAll 40 tests pass."
+    assert interpret(done).verdict == "completed"

@@ -249,6 +249,26 @@ def _edit_not_applied(lines: list[Line]) -> str | None:
     return "the edit block was printed but never applied"
 
 
+_CHECK_ITEM = re.compile(r"^[\s│|⎿]*(?:[-*•]\s*|\d+[.)]\s*)?(\[[ xX✓]\]|☐|⬜|🔲|☒|☑|✅|✔)\s*\S")
+_UNCHECKED = ("[ ]", "☐", "⬜", "🔲")
+
+
+def _partial_checklist(lines: list[Line]) -> str | None:
+    """The output ends on a checklist (a todo list, `- [x]` items) with some items ticked and
+    others not: the work stopped part way."""
+    filled = [ln.text for ln in lines if ln.text.strip()]
+    items: list[str] = []
+    for text in reversed(filled):
+        m = _CHECK_ITEM.match(text)
+        if m is None:
+            break
+        items.append(m.group(1))
+    open_items = sum(i in _UNCHECKED for i in items)
+    if open_items and open_items < len(items):
+        return f"the checklist it ends on has {open_items} of {len(items)} items still open"
+    return None
+
+
 def _offer_to_start(
     questions: list[Question], tail: list[Line], done: bool | int, failed: int
 ) -> Question | None:
@@ -344,7 +364,7 @@ def read_unmarked(lines: list[Line]) -> Reading:
     if failed > 0 and failed >= done:
         confident = failed >= 3 and failed - done >= 2
         return _with(base, "failed", confident, evidence=error or fail_ev)
-    if (unapplied := _edit_not_applied(lines)) is not None:
+    if (unapplied := _edit_not_applied(lines) or _partial_checklist(lines)) is not None:
         return _with(base, "failed", False, evidence=unapplied, error=unapplied)
     if done > 0:
         confident = (done >= 3 and failed == 0) or done - failed >= 4
