@@ -158,3 +158,16 @@ def test_ending_on_a_checklist_with_items_still_open_is_unfinished() -> None:
     assert interpret(plan).verdict != "failed"
     done = "- [x] Add the schema\n- [x] Backfill users\n\nAll 40 tests pass."
     assert interpret(done).verdict == "completed"
+
+
+def test_a_plan_step_that_drops_a_table_asked_about_after_its_consequence_is_destructive() -> None:
+    plan = (
+        "Plan:\n1. Truncate the `events` table\n2. Reload it from the archive\n\n"
+        "This removes all current rows. Shall I go ahead?"
+    )
+    assert interpret(plan).category == "extreme_destructive"
+    done = (
+        "I dropped the unused `tmp_sessions` table from the schema and all 30 tests pass. "
+        "Would you like me to also clean up the fixtures?"
+    )
+    assert interpret(done).verdict == "completed"

@@ -68,6 +68,14 @@ _NL = [
         re.I,
     ),
     re.compile(r"\bforce[- ]push(?:ing)?\s+(?:to\s+)?`?(?:origin\s+)?(?:main|master)\b", re.I),
+    # a step that drops or empties a table, collection or bucket, in plain language (a plan's
+    # item, "I'll …", "should I …"; not what a migration does)
+    re.compile(
+        r"(?:^\s*(?:[-*•]\s*|\d+[.)]\s*)?|\b(?:to|I(?:'ll|’ll| will| would|'d)|should I|shall I|can I)\s+)"
+        r"(?:drop|truncate|wipe|purge|empty|delete)\s+(?:the\s+|all\s+|every\s+)?(?:[\w-]+\s+){0,3}?"
+        r"(?:tables?|collections?|schemas?|buckets?|volumes?|keyspaces?)\b",
+        re.I,
+    ),
     re.compile(
         r"\b(?:Datenbank|Produktionsdaten|Produktionsdatenbank|Tabelle)\b[^.?!]{0,40}\b(?:löschen|zurücksetzen|leeren|droppen)\b",
         re.I,
@@ -246,7 +254,14 @@ def find_destructive_proposal(lines: list[Line], tail_text: str) -> str | None:
             named.append(hit)
     # a final question about a destructive step that was named earlier
     if named and ASK.search(tail_text):
-        asks = [s for s in sentences(tail_text) if ASK.search(s) and DESTRUCTIVE_VERB.search(s)]
+        # the question names the step, or follows the sentence that says what it destroys
+        sents_t = sentences(tail_text)
+        asks = [
+            s
+            for k, s in enumerate(sents_t)
+            if ASK.search(s)
+            and (DESTRUCTIVE_VERB.search(s) or (k and CONSEQUENCE.search(sents_t[k - 1])))
+        ]
         if asks and not any(NEGATION.search(s) and not ASK.search(s) for s in asks):
             return named[-1]
     return None
