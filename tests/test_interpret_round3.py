@@ -171,3 +171,11 @@ def test_a_plan_step_that_drops_a_table_asked_about_after_its_consequence_is_des
         "Would you like me to also clean up the fixtures?"
     )
     assert interpret(done).verdict == "completed"
+
+
+def test_the_access_asked_for_can_be_named_in_the_sentence_before_the_request() -> None:
+    out = interpret(
+        "The Mailgun delivery test needs `MAILGUN_API_KEY`, which is not set here. "
+        "Could you add it to the environment?"
+    )
+    assert (out.verdict, out.category) == ("needs_human", "external_service")

@@ -136,7 +136,7 @@ def external_trouble(units: Sequence[str]) -> str | None:
 
 _ACCESS = re.compile(
     r"\b(?:(?:personal |API |auth(?:entication)? |access |bearer |OAuth )tokens?|api[ _-]?keys?|access keys?|"
-    r"credentials|ssh keys?|service account|(?:remote|repository|repo) URL|URL of (?:your|the) \w+ "
+    r"credentials|ssh keys?|secret keys?|service account|(?-i:[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:API_KEY|KEY|TOKEN|SECRET)\b)|(?:remote|repository|repo) URL|URL of (?:your|the) \w+ "
     r"repo(?:sitory)?|production (?:database|db|server|environment|project|instance))\b",
     re.I,
 )
@@ -155,14 +155,19 @@ def remote_access_request(text: str) -> str | None:
     remote service only the user has (a token, a key, the remote URL, the production database),
     when the text also names that remote party; else None. For a question already read as one
     for a person."""
-    for sentence in re.split(r"(?<=[.?!:])\s+|\n+", text):
+    sents = [x for x in re.split(r"(?<=[.?!:])\s+|\n+", text) if x.strip()]
+    for k, sentence in enumerate(sents):
+        # the request, and the access it is about in it or just before ("… needs X. Could you add it?")
+        about = sentence if _ACCESS.search(sentence) else sents[k - 1] if k else ""
         if (
-            _ACCESS.search(sentence)
+            _ACCESS.search(about)
             and _SUPPLY.search(sentence)
-            and not _LOCAL.search(sentence)
+            and not _LOCAL.search(f"{about} {sentence}")
             and _has_remote(text)
         ):
-            return sentence.strip()[:300]
+            return (
+                f"{about} {sentence}".strip()[:300] if about != sentence else sentence.strip()[:300]
+            )
     return None
 
 
