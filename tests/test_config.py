@@ -65,6 +65,15 @@ def test_environment_typos_are_refused_but_test_variables_ignored(tmp_path: Path
     assert settings.max_attempts == 3
 
 
+def test_the_run_mark_an_agent_inherits_is_not_a_setting(tmp_path: Path) -> None:
+    """Every process a run starts carries ORCHESTRATOR_RUN_MARK: an agent's own `orchestrator …`
+    (and a fleet worker, which marks its own environment) must still load its settings."""
+    from orchestrator.agents.process import MARK_VAR
+
+    settings, _ = load_settings(tmp_path, env={MARK_VAR: "run-20261123-abcd"})
+    assert settings.max_attempts == 3
+
+
 # -- agents by name: each takes only its own options ----------------------------------------------
 @pytest.mark.parametrize(
     ("agent", "option"),

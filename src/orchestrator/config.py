@@ -319,10 +319,11 @@ def _layers(
         if not key.startswith("ORCHESTRATOR_") or key.startswith("ORCHESTRATOR_TEST_"):
             continue  # ORCHESTRATOR_TEST_* is the test suite's own
         dotted = key[len("ORCHESTRATOR_") :].lower().replace("__", ".")
-        if dotted in ("home", "serve_token") or (
+        if dotted in ("home", "serve_token", "run_mark") or (
             dotted.startswith("llm_") and dotted not in _LLM_SETTINGS
         ):  # the home directory (artifacts.home_dir), the web page's token (read by `serve` and
-            continue  # the ntfy buttons, never stored), ORCHESTRATOR_LLM_BASE_URL etc.
+            continue  # the ntfy buttons, never stored), the mark of the run that started this
+            # process (an agent's own `orchestrator …`), ORCHESTRATOR_LLM_BASE_URL etc.
         _set(
             env_layer,
             dotted,
