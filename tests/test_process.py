@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from orchestrator.agents.process import run_process
+from orchestrator.agents.process import TAIL_BYTES, run_process, tail
 
 LINES = 300_000
 
@@ -99,3 +99,19 @@ def test_children_left_behind_are_killed_even_when_deaf_to_sigterm(tmp_path: Pat
     except FileNotFoundError:
         state = "gone"
     assert state in ("Z", "gone"), "the leftover child was SIGKILLed after the grace"
+
+
+def test_the_tail_kept_from_the_pipe_is_the_files_tail(tmp_path: Path) -> None:
+    """`stdout_tail` answers from memory when stdout came through the pipe: the same text the
+    file's last bytes decode to, a multi-byte character cut at the edge included."""
+    code = "import sys\nfor i in range(40000): sys.stdout.write('é %d ü\\n' % i)\nprint('end')"
+    result = run_process(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        stdout_path=tmp_path / "out.txt",
+        stderr_path=tmp_path / "err.txt",
+        on_line=lambda _: None,
+    )
+    assert result.kept is not None and len(result.kept) == TAIL_BYTES
+    for limit in (TAIL_BYTES, 1001, 7):
+        assert result.stdout_tail(limit) == tail(tmp_path / "out.txt", limit)
