@@ -179,3 +179,15 @@ def test_the_access_asked_for_can_be_named_in_the_sentence_before_the_request() 
         "Could you add it to the environment?"
     )
     assert (out.verdict, out.category) == ("needs_human", "external_service")
+
+
+def test_a_claim_inside_what_the_agent_could_not_do_is_no_claim() -> None:
+    out = interpret(
+        "I reworked the loader but couldn't get the test suite to pass: the fixture still "
+        "raises on the second run."
+    )
+    assert out.verdict == "failed"
+    ok = interpret(
+        "I couldn't reproduce the flaky run, but I've fixed the race; all 30 tests pass."
+    )
+    assert ok.verdict == "completed"

@@ -269,6 +269,14 @@ def _partial_checklist(lines: list[Line]) -> str | None:
     return None
 
 
+_NEGATED_CLAIM = re.compile(
+    r"\b(?:could(?:n't| not)|can(?:no|')t|did(?:n't| not)|was(?:n't| not) able to|unable to|failed to|"
+    r"never managed to)\s+(?:get|make|see|confirm|verify)\b[^.;:!?,\n]*?(?=[.;:!?,\n]|\bbut\b|$)",
+    re.I,
+)
+"""A claim inside what the agent could not do ("couldn't get the build to pass") is no claim."""
+
+
 def _offer_to_start(
     questions: list[Question], tail: list[Line], done: bool | int, failed: int
 ) -> Question | None:
@@ -291,7 +299,7 @@ def read_unmarked(lines: list[Line]) -> Reading:
     in_tail = {ln.no for ln in tail}
     # earlier prose, most recent first in importance; capped so megabyte logs stay fast
     earlier = [ln for ln in lines if ln.zone == "prose" and ln.no not in in_tail][-2000:]
-    done, done_ev = _score(COMPLETION, tail_text)
+    done, done_ev = _score(COMPLETION, _NEGATED_CLAIM.sub(" ", tail_text))
     # an error quoted in inline code (`Could not import module "main"`) is what the agent
     # diagnoses, not what it reports about its own work
     fail_text = NOT_FAILURE.sub(" ", CAVEAT.sub(" ", re.sub(r"`[^`\n]+`", " ", tail_text)))

@@ -147,6 +147,15 @@ FAILURE: _W = [
         3,
     ),
     (re.compile(r"\bunable to\b|\bnot able to\b", re.I), 2),
+    # "… but couldn't get the build to pass", "never managed to make it work"
+    (
+        re.compile(
+            r"\b(?:could(?:n't| not)|did(?:n't| not) manage to|never managed to|failed to)\s+(?:get|make)\b"
+            r"[^.\n]{0,40}?\b(?:to\s+)?(?:pass|work|build|compile|run|green|succeed)\b",
+            re.I,
+        ),
+        3,
+    ),
     (
         re.compile(
             r"\b(?:still|keeps?|continues? to)\s+(?:fail|failing|fails|crash|crashes|times? out|breaks|broken|red)\b",
