@@ -5,6 +5,7 @@ back, and the platform's own errors the table now reads."""
 from __future__ import annotations
 
 from orchestrator.interpret import interpret
+from orchestrator.interpret.text import split_lines
 
 
 def test_an_offer_to_start_work_not_yet_done_waits_for_a_yes() -> None:
@@ -191,3 +192,20 @@ def test_a_claim_inside_what_the_agent_could_not_do_is_no_claim() -> None:
         "I couldn't reproduce the flaky run, but I've fixed the race; all 30 tests pass."
     )
     assert ok.verdict == "completed"
+
+
+def test_a_tool_calls_result_is_tool_output_and_the_next_message_is_prose() -> None:
+    codex = "• Updated the parser to accept empty input.\n\n• Ran pytest -q\n  └ F..\n    1 failed, 2 passed in 0.3s"
+    assert interpret(codex).verdict == "failed"
+    claude = (
+        "⏺ I've added the benchmark.\n\n⏺ Bash(python bench.py)\n"
+        "  ⎿  Error: Command timed out after 2m 0.0s"
+    )
+    assert interpret(claude).verdict == "failed"
+    after = (
+        "⏺ Bash(pytest -q)\n  ⎿  3 failed, 9 passed\n\n"
+        "⏺ I fixed the three failures (a stale fixture); the rerun is green: all 12 tests pass."
+    )
+    assert interpret(after).verdict == "completed"
+    zones = [ln.zone for ln in split_lines("⏺ Bash(ls)\n  ⎿  a.py\n⏺ Done: listed the files.")]
+    assert zones == ["output", "output", "prose"]

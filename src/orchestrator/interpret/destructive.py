@@ -71,8 +71,8 @@ _NL = [
     # a step that drops or empties a table, collection or bucket, in plain language (a plan's
     # item, "I'll …", "should I …"; not what a migration does)
     re.compile(
-        r"(?:^\s*(?:[-*•]\s*|\d+[.)]\s*)?|\b(?:to|I(?:'ll|’ll| will| would|'d)|should I|shall I|can I)\s+)"
-        r"(?:drop|truncate|wipe|purge|empty|delete)\s+(?:the\s+|all\s+|every\s+)?(?:[\w-]+\s+){0,3}?"
+        r"(?:^\s*(?:[-*•]\s*|\d+[.)]\s*)?|\b(?:to|and|or|I(?:'ll|’ll| will| would|'d)|should I|shall I|can I)\s+)"
+        r"(?:drop|truncate|wipe|purge|empty|delete)\s+(?:the\s+|all\s+|every\s+)?(?:[\w-]+\s+){0,4}?"
         r"(?:tables?|collections?|schemas?|buckets?|volumes?|keyspaces?)\b",
         re.I,
     ),

@@ -86,6 +86,11 @@ _TRACEBACK = re.compile(
     r"^\s*(Traceback \(most recent call last\)|Fatal Python error|"
     r"thread '.*' panicked at|node:internal|panic: )"
 )
+_TOOL_CALL = re.compile(
+    r"^\s*[⏺●•]\s+(?:Ran\s+\S|(?:Bash|Read|Update|Edit|Write|MultiEdit|Search|Grep|Glob|List|Task|"
+    r"WebFetch|Fetch|Shell|NotebookEdit)\()"
+)
+_AGENT_SAYS = re.compile(r"^[⏺●•]\s+(?!Ran\s)\S")
 _PROMPT = re.compile(r"^\s*(?:\$|❯|>\s*\$|PS [^>]*>)\s+\S")
 _ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception)(\s*\[[\w-]+\])?:\s")
 _ERRORISH = re.compile(
@@ -197,6 +202,13 @@ def split_lines(text: str) -> list[Line]:
             mode = "prose"
             lines.append(Line(no, r, "prose"))
             continue
+        if _TOOL_CALL.match(r):
+            # Claude Code's `⏺ Bash(npm test)`, Codex's `• Ran pytest`: what follows is its result
+            mode = "output"
+            lines.append(Line(no, r, "output"))
+            continue
+        if mode == "output" and _AGENT_SAYS.match(r):
+            mode = "prose"  # the agent's next message (`⏺ I've updated…`) ends the tool's result
         if _BOX.match(r) and not stripped.startswith("|"):
             lines.append(Line(no, r, "output"))
             continue
