@@ -209,3 +209,17 @@ def test_a_tool_calls_result_is_tool_output_and_the_next_message_is_prose() -> N
     assert interpret(after).verdict == "completed"
     zones = [ln.zone for ln in split_lines("⏺ Bash(ls)\n  ⎿  a.py\n⏺ Done: listed the files.")]
     assert zones == ["output", "output", "prose"]
+
+
+def test_last_words_that_only_say_what_will_be_done_are_a_plan_waiting_for_a_go() -> None:
+    plan = (
+        "Here is how I'd set it up:\n\n"
+        "1. `app/db.py` (new): it will create the async engine and the session factory.\n"
+        "2. `app/deps.py` (new): it will provide the session to each request.\n"
+        "3. `main.py`: this will register the routers, and it will add CORS.\n"
+        "4. `tests/`: they will cover the health check."
+    )
+    out = interpret(plan)
+    assert (out.verdict, out.category, out.options) == ("needs_human", None, [])
+    done = plan.replace("Here is how I'd set it up", "I've created the files")
+    assert interpret(done).verdict == "completed"

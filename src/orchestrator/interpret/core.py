@@ -234,14 +234,16 @@ def interpret_rules(text: str) -> Interpretation:
         question = uncertainty_question(_paragraphs(tail_text))
     if not question:
         question = _blocker_sentence(_paragraphs(tail_text)) or cat_ev
+    if not question and reading.plan:
+        question = "Go ahead with this plan?"
     anchor = q.line if q else (tail[-1].no if tail else None)
     options = extract_options(prose, anchor=anchor, question=q.text if q else None)
     recommendation = (
         extract_recommendation(_paragraphs(tail_text), options) if (q or options) else None
     )
     cli_prompt = q is not None and bool(CLI_PROMPT.search(q.text))
-    if cli_prompt:
-        options = []  # "(Y)es/(N)o/(D)on't ask again" is the CLI's prompt, not a choice to make
+    if cli_prompt or reading.plan:
+        options = []  # "(Y)es/(N)o/(D)on't ask again" is the CLI's prompt; a plan's steps are no choice
     if category is None and not cli_prompt and (access := remote_access_request(tail_text)):
         # what the person is asked for is access to a remote service (a token, the remote URL)
         category, cat_ev = "external_service", access

@@ -67,6 +67,8 @@ class Reading:
     evidence: str | None = None
     error: str | None = None
     uncertain: bool = False
+    plan: bool = False
+    """A plan of work not done yet: its numbered steps are no options to choose from."""
 
 
 def _score(patterns: _W, text: str) -> tuple[int, str | None]:
@@ -277,6 +279,13 @@ _NEGATED_CLAIM = re.compile(
 """A claim inside what the agent could not do ("couldn't get the build to pass") is no claim."""
 
 
+_FUTURE = re.compile(
+    r"\b(?:I|we|it|this|they|these|that)(?:['’]ll| will| is going to| are going to| am going to)\b|"
+    r"\b(?:will be (?:created|added|updated|configured|implemented|moved|replaced|removed))\b",
+    re.I,
+)
+
+
 def _offer_to_start(
     questions: list[Question], tail: list[Line], done: bool | int, failed: int
 ) -> Question | None:
@@ -383,6 +392,12 @@ def read_unmarked(lines: list[Line]) -> Reading:
         # it ends on what it is about to do ("I'm continuing now and will return results",
         # then perhaps "No input is required."): the turn ended before the work did
         return _with(base, "failed", False, evidence="the output ends on an intention")
+    if not worked and not failed and len(_FUTURE.findall(tail_text)) >= 4:
+        # its last words only say what *will* be done, and nothing was: a plan, waiting for a go
+        base.plan = True
+        return _with(
+            base, "needs_human", False, evidence="the output is a plan of work not done yet"
+        )
     # nothing in the final words: look further back
     early_fail, early_ev = _score(FAILURE, NOT_FAILURE.sub(" ", join(earlier)))
     if early_fail >= 2:
