@@ -223,3 +223,20 @@ def test_last_words_that_only_say_what_will_be_done_are_a_plan_waiting_for_a_go(
     assert (out.verdict, out.category, out.options) == ("needs_human", None, [])
     done = plan.replace("Here is how I'd set it up", "I've created the files")
     assert interpret(done).verdict == "completed"
+
+
+def test_a_plan_tool_call_the_output_ends_on_waits_for_approval() -> None:
+    cursor = (
+        "Creating the plan:\n\n---\n\n"
+        '<tool-use data-tool-type="unknown" data-tool-name="create_plan">\n<details>\n'
+        "<summary>Tool use: **create_plan**</summary>\n\nParameters:\n\n```json\n"
+        '{\n  "plan": "# Add a nightly export\\n1. Write the job",\n  "todos": []\n}\n```\n'
+    )
+    assert interpret(cursor).verdict == "needs_human"
+    cline = "<plan_mode_respond>\n<response>\n1. Add the job\n2. Schedule it\n</response>\n</plan_mode_respond>"
+    assert interpret(cline).verdict == "needs_human"
+    approved = (
+        "⏺ ExitPlanMode(plan: add the nightly export)\n  ⎿  User approved the plan\n\n"
+        "⏺ I've added the nightly export job; all 12 tests pass."
+    )
+    assert interpret(approved).verdict == "completed"

@@ -1,7 +1,9 @@
 """The agent's own ask tool as it appears in text: Roo Code / Cline end a turn that needs the user
 with an `ask_followup_question` call (`<question>` and suggested answers); copied into a log or
 an issue, that call is the structure the adapters did not see. When it is the last thing the
-agent printed, the turn is waiting for a person — a question, not prose to weigh.
+agent printed, the turn is waiting for a person — a question, not prose to weigh. The same holds
+for a plan tool (Cursor's `create_plan`, Claude Code's `ExitPlanMode`, Cline's
+`plan_mode_respond`): a plan the output ends on waits for the user to approve it.
 """
 
 from __future__ import annotations
@@ -63,3 +65,31 @@ def final_ask_call(text: str) -> AskCall | None:
         except (ValueError, AttributeError):
             options = []
     return AskCall(question, [o for o in options if o])
+
+
+_PLAN_CALL = re.compile(
+    r"data-tool-name=\"(?:create_plan|exit_plan_mode|ExitPlanMode|plan_mode_respond)\"|"
+    r"<(?:plan_mode_respond|exit_plan_mode)>|\b(?:ExitPlanMode|create_plan)\(|"
+    r"\[Tool Use: (?:plan_mode_respond|create_plan|exit_plan_mode)\]"
+)
+_FENCED = re.compile(r"^\s*(`{3,}|~{3,}).*?^\s*\1\s*$|^\s*(`{3,}|~{3,})[^\n]*\n.*\Z", re.S | re.M)
+_NOT_PROSE = re.compile(
+    r"^\s*(?:</?[\w-]+(?:\s[^>]*)?>|---+|\*\*User:\*\*|Parameters:|Tool use: \*\*\w+\*\*|"
+    r"<summary>.*</summary>|[\]\[{}(),\"]*)\s*$"
+)
+
+
+def final_plan_call(text: str) -> bool:
+    """The output ends on a plan tool's call (its parameters, closing wrappers): the plan waits
+    for the user's approval."""
+    text = text[-_SCAN:]
+    last = None
+    for m in _PLAN_CALL.finditer(text):
+        last = m
+    if last is None:
+        return False
+    rest = text[last.end() :]
+    if close := re.search(r"</(?:plan_mode_respond|exit_plan_mode)>", rest):
+        rest = "\n" + rest[close.end() :]  # the call's own body is the plan
+    rest = _FENCED.sub("", rest)
+    return all(_NOT_PROSE.match(line) for line in rest.splitlines()[1:])

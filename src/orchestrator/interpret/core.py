@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 
-from orchestrator.interpret.asktool import final_ask_call
+from orchestrator.interpret.asktool import final_ask_call, final_plan_call
 from orchestrator.interpret.destructive import ASK, DESTRUCTIVE_VERB, find_destructive_proposal
 from orchestrator.interpret.external import BLOCKER, find_external_trouble, platform_reading
 from orchestrator.interpret.extract import extract_options, extract_recommendation
@@ -204,6 +204,15 @@ def interpret_rules(text: str) -> Interpretation:
             source="marker",
             confident=True,
             evidence=ask_ev or ask.question,
+        )
+    if final_plan_call(text):
+        return Interpretation(
+            verdict="needs_human",
+            question="Approve this plan and go ahead?",
+            why=WHY_GENERIC,
+            source="marker",
+            confident=True,
+            evidence="the output ends on a plan waiting for approval",
         )
     reading = read_unmarked(lines)
     done_confident = reading.verdict == "completed" and reading.confident
