@@ -240,3 +240,16 @@ def test_a_plan_tool_call_the_output_ends_on_waits_for_approval() -> None:
         "⏺ I've added the nightly export job; all 12 tests pass."
     )
     assert interpret(approved).verdict == "completed"
+
+
+def test_no_way_to_authenticate_to_a_remote_service_from_here_is_external_service() -> None:
+    out = interpret(
+        "The tag was created locally, but pushing it to GitLab fails because SSH credentials "
+        "aren't configured in this sandbox. You can push it yourself with `git push --tags`."
+    )
+    assert (out.verdict, out.category) == ("needs_human", "external_service")
+    local = interpret(
+        "I've added the login form; the credentials are not stored in localStorage any more "
+        "and all 9 tests pass."
+    )
+    assert local.verdict == "completed"
