@@ -164,8 +164,8 @@ def find_questions(tail: list[Line], done: bool, failed: bool) -> list[Question]
     for ln_sents in _sentences_with_lines(tail):
         no, s = ln_sents
         is_q = s.rstrip().endswith("?") or bool(_HUMAN_ACTION.search(s))
-        if not is_q or LABELLED_QUESTION.match(s):
-            continue
+        if not is_q or LABELLED_QUESTION.match(s) or len(re.findall(r"\w+", s)) < 2:
+            continue  # a bare "?" (a user's turn in an export) asks nothing
         out.append(Question(s, _classify(s, done, failed, paused), no))
     return out
 
