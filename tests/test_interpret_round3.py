@@ -257,7 +257,7 @@ def test_no_way_to_authenticate_to_a_remote_service_from_here_is_external_servic
 
 def test_a_bare_question_mark_asks_nothing() -> None:
     out = interpret(
-        "Let me read the config files first:\n?\nLet me look at the config files to see how the "
+        "Let me read the config files first.\n\n?\n\nLet me look at the config files to see how the "
         "service starts. I'll check app.yaml and deploy.sh next."
     )
     assert out.verdict == "failed"  # it ends on what it is about to do
