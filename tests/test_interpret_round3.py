@@ -261,3 +261,16 @@ def test_a_bare_question_mark_asks_nothing() -> None:
         "service starts. I'll check app.yaml and deploy.sh next."
     )
     assert out.verdict == "failed"  # it ends on what it is about to do
+
+
+def test_permission_menus_in_other_clis_wait_for_approval() -> None:
+    gemini = (
+        "╭──────────────────────────────╮\n│ ?  Shell make clean          │\n"
+        "│ Allow execution of: 'make'?  │\n│ ● 1. Yes, allow once         │\n"
+        "│   2. No, suggest changes     │\n╰──────────────────────────────╯"
+    )
+    assert interpret(gemini).verdict == "needs_human"
+    one_line = "▌ Allow command?\n▌ make deploy\n▌ Yes (y)  No (n)  Always (a)"
+    assert interpret(one_line).verdict == "needs_human"
+    answered = "Yes (y)  No (n): y\n\nI've deployed the site; the health check returns 200."
+    assert interpret(answered).verdict == "completed"

@@ -201,8 +201,12 @@ _AUTO_PROMPT = re.compile(
 )
 """Aider's prompts about its own loop (fix the lint errors it found, open a docs link): with
 `--yes-always` they answer themselves; they ask nothing about the task."""
-_MENU_YES = re.compile(r"^[\s│|]*[❯›>]\s*(?:\d+[.)]\s*)?Yes\b")
-_BOX_CHARS = re.compile(r"^[\s│|╭╰─]+|[\s│|╮╯─]+$")
+_MENU_YES = re.compile(
+    r"^[\s│|▌]*(?:[❯›>●]\s*(?:\d+[.)]\s*)?Yes\b|(?:\d+[.)]\s*)?Yes\b[^\n]{0,20}\bNo\b)"
+)
+"""The selected `Yes` of a CLI's menu (`❯ 1. Yes`, Gemini's `● 1. Yes, allow once`), or a one-line
+`Yes (y)  No (n)` choice (Codex)."""
+_BOX_CHARS = re.compile(r"^[\s│|╭╰─▌]+|[\s│|╮╯─]+$")
 
 
 def approval_menu(lines: list[Line]) -> Question | None:
