@@ -31,7 +31,7 @@ from sqlalchemy import (
 from sqlalchemy import text as sql_text
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 
-from orchestrator.artifacts import home_url, legacy_store, sqlite_url
+from orchestrator.artifacts import home_url, legacy_store, sqlite_file, sqlite_url
 from orchestrator.escalations import (
     AlreadyAnswered,
     EscalationTable,
@@ -44,12 +44,14 @@ from orchestrator.redaction import redact_text
 from orchestrator.rows import AttemptRow, RunRow, TaskRow
 from orchestrator.schema import attempts, events, runs, tasks
 from orchestrator.storebase import hot, rows
-from orchestrator.storefile import check_sqlite_file, open_error
+from orchestrator.storefile import check_sqlite_file, first_use, open_error
 
 Row = dict[str, Any]
 
 # What every attempt executes, built once (see storebase). Columns to set come from the keys of
 # the parameters; the WHERE parameters are prefixed `w_` so they never collide with a column.
+_MIGRATING = 0x6F7263
+"""PostgreSQL advisory lock held while a store's schema is checked and brought up to date."""
 _TASK = select(tasks).where(
     tasks.c.run_id == bindparam("run_id"), tasks.c.task_id == bindparam("task_id")
 )
@@ -101,8 +103,9 @@ class Store(RunLock, EscalationTable):
 
     def __init__(self, url: str | None = None) -> None:
         self.url = _normalise_url(url or default_url())
-        self.engine = self._connect(self.url)
-        self._migrate()
+        with first_use(sqlite_file(self.url)):
+            self.engine = self._connect(self.url)
+            self._migrate()
 
     @staticmethod
     def _connect(url: str) -> Engine:
@@ -143,6 +146,10 @@ class Store(RunLock, EscalationTable):
         heads = revs - {rev for pairs in found for down, rev in pairs if down}
         try:
             with self.engine.begin() as conn:
+                if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: first_use)
+                    conn.execute(
+                        sql_text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATING}
+                    )
                 if len(heads) == 1 and inspect(conn).has_table("alembic_version"):
                     now = conn.execute(sql_text("SELECT version_num FROM alembic_version"))
                     if set(now.scalars()) == heads:

@@ -7,7 +7,11 @@ and is read only read-only before the store's own connection (WAL, migrations) t
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from orchestrator.models import UserError
@@ -15,6 +19,28 @@ from orchestrator.redaction import redact_text
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 ELSEWHERE = "or pass --db with the right one"
+
+
+@contextlib.contextmanager
+def first_use(path: Path | None) -> Iterator[None]:
+    """One process at a time checks, creates and migrates a SQLite store (a lock on its folder,
+    held for those few milliseconds): two commands started together on a new store otherwise
+    both create its tables ('table runs already exists'), or one finds the other's new, still
+    empty file and refuses it as damaged."""
+    if path is None:
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:  # the check that follows says what is wrong, in one line
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # and the lock with it
 
 
 def check_sqlite_file(path: Path) -> None:
