@@ -14,9 +14,10 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 
 `tune/` is the tuning pool of 427 cases (the first tune and holdback halves and holdback2; each
 held-back set was scored once, then moved in — README). A second hash splits the pool into
-cross-validation halves A and B. A new held-back set, `holdback3/`, is collected apart and scored
-once at the end; it is not read here. `pytest tests/test_corpus_real.py -s` prints the tables (per
-set, per agent) and the rules' unsure rate. Nothing is written anywhere.
+cross-validation halves A and B. `holdback3/` holds 92 new real outputs collected apart, before the
+third round of tuning, and scored once with its final rules (2026-11-23); it was never tuned on.
+`pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the rules' unsure
+rate. Nothing is written anywhere.
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ OUTCOME = {
     "escalate": "escalate",
 }
 
-SETS = ("tune",)
+SETS = ("tune", "holdback3")
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
 # (2026-11-23, after commit 4fdec9f) and then moved into the pool, which is now 427 cases.
-SCORED = ("tune", "cv_a", "cv_b")
+# `holdback3` was added once, at the end of the third round (after commit b8c8cab).
+SCORED = ("tune", "cv_a", "cv_b", "holdback3")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -75,12 +77,17 @@ SCORED = ("tune", "cv_a", "cv_b")
 #                                  B 0.873, 0.929, 0.949, 0.000
 #   unsure after: pool 196/427 = 45.9%, A 93/215 = 43.3%, B 103/212 = 48.6% (brain unsure on
 #   attempts judged failed: pool 49/98 = 50.0%, A 19/44, B 30/54).
-# holdback3 (collected apart, not read here) is scored once, at the end, with the final rules.
+#   holdback3 (92 new cases, collected apart while the round ran, scored once with the final
+#   rules): 0.554, 0.880, 0.692, 0.036 (the round-2 rules of commit 28fd632 on it, scored at the
+#   same time: 0.554, 0.891, 0.692, 0.036): the round did not carry over. Its misses: 31 failures
+#   read as finished (success claimed, the next turn said it was still broken), 8 questions
+#   missed, 2 retries escalated. Unsure: 55/92 = 59.8%; brain unsure 7/9.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
     "tune": (0.859, 0.946, 0.936, 0.015),
     "cv_a": (0.847, 0.963, 0.924, 0.027),
     "cv_b": (0.873, 0.929, 0.949, 0.000),
+    "holdback3": (0.554, 0.880, 0.692, 0.036),
 }
 FLOOR = 0.10
 
@@ -217,7 +224,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 427
+    assert total >= 427 + 92
 
 
 @pytest.mark.parametrize("split", SCORED)
