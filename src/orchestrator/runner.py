@@ -8,6 +8,7 @@ observers — console, checkpoints, escalation files — receive without importi
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import signal
@@ -74,6 +75,16 @@ class RunStopped(Exception):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM arrived: the run stops exactly as after Ctrl-C."""
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """What exists at the start (~90,000 objects) skips the collector's full passes (~30 ms)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextmanager
@@ -150,7 +161,7 @@ class Runner:
         beat = Heartbeat(self.store, self.run_id, token)
         started = time.monotonic()
         mark = self.store.process_mark(self.run_id)
-        with terminated_as_interrupt():
+        with terminated_as_interrupt(), frozen_heap():
             try:
                 with supervised(mark, self.record_process, background=True):
                     self.ingest_decision_files()  # a bad one fails before anything is recorded
