@@ -94,6 +94,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+_MAYBE = re.compile(
+    r"://|key|token|secret|passw|credential|auth|bearer|basic|sk-|gh[pousr]_|github_pat_|xox|aiza"
+    r"|akia|glpat-|hf_",
+    re.I,
+)
+"""What every pattern above needs somewhere in the text: without it they are not run (~1 µs
+instead of ~25 for a plain line)."""
+
+
 def known_secrets(env: dict[str, str] | None = None) -> list[str]:
     """Values of the provider key variables (and any `*_API_KEY`/`*_TOKEN`/… variable) set now."""
     env = dict(os.environ) if env is None else env
@@ -111,6 +120,8 @@ def redact_text(text: str, env: dict[str, str] | None = None) -> str:
         return text
     for value in known_secrets(env):
         text = text.replace(value, REDACTED)
+    if not _MAYBE.search(text):
+        return text
     text = _APPRISE_URL.sub(lambda m: redact_url(m.group()), text)
     for rx, repl in _PATTERNS:
         text = rx.sub(repl, text)
