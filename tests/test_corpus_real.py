@@ -81,7 +81,7 @@ SCORED = ("tune", "cv_a", "cv_b", "holdback3")
 #   rules): 0.554, 0.880, 0.692, 0.036 (the round-2 rules of commit 28fd632 on it, scored at the
 #   same time: 0.554, 0.891, 0.692, 0.036): the round did not carry over. Its misses: 31 failures
 #   read as finished (success claimed, the next turn said it was still broken), 8 questions
-#   missed, 2 retries escalated. Unsure: 55/92 = 59.8%; brain unsure 7/9.
+#   missed, one retry and one finished output escalated. Unsure: 55/92 = 59.8%; brain 7/9.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
     "tune": (0.859, 0.946, 0.936, 0.015),
