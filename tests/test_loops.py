@@ -11,8 +11,11 @@ from hypothesis import strategies as st
 from orchestrator.loops import (
     LoopDetector,
     LoopDetectorConfig,
+    did_not_run,
     error_signature,
+    fewer_failures,
     normalise_error,
+    paraphrased_loop,
     similarity,
 )
 
@@ -285,3 +288,43 @@ def test_detector_is_pure() -> None:
     second = detector.check(errors, task_id="1")
     assert first == second
     assert errors == ["KeyError: 'a'"] * 3
+
+
+# --- what the similarity alone misreads ------------------------------------------------------
+
+WRONG_FOLDER = (
+    "npm error code ENOENT\nnpm error path /work/package.json\n"
+    "npm error enoent Could not read package.json: Error: ENOENT: no such file or directory\n"
+)
+
+
+def test_a_check_that_could_not_start_is_left_out_of_the_comparison() -> None:
+    a = "FAIL src/cart.test.ts\n  ● cart › totals\n    Expected: 3\n    Received: 2\nTests: 1 failed"
+    assert did_not_run(WRONG_FOLDER) and not did_not_run(a)
+    # run from the wrong folder, then the real run, then the wrong folder again: no A-B-A
+    assert LoopDetector().check([WRONG_FOLDER, a, WRONG_FOLDER.replace("work", "w")]) is None
+    # nothing but wrong-folder runs: that is the loop
+    verdict = LoopDetector().check([WRONG_FOLDER] * 3)
+    assert verdict is not None and verdict.kind == "repeated"
+
+
+def test_fewer_failing_tests_is_progress_not_a_loop() -> None:
+    def run(n: int) -> str:
+        return f"FAILED tests/test_a.py::test_x - assert 1 == 2\n== {n} failed, 3 passed in 0.5s =="
+
+    assert fewer_failures([run(5), run(4), run(1)]) == (5, 1)
+    assert fewer_failures([run(4), run(5), run(4)]) is None
+    assert LoopDetector().check([run(5), run(4), run(1)]) is None
+    assert paraphrased_loop([run(5), run(4), run(1)]) is None
+    assert LoopDetector().check([run(2), run(2), run(2)]) is not None
+
+
+def test_a_bare_failure_count_cannot_make_an_oscillation() -> None:
+    count = "===== 4 failed, 39 passed in 1.13s ====="
+    full = (
+        "E   TypeError: Expected a list\n"
+        "FAILED tests/test_conv.py::test_from_frame - TypeError: Expected a list\n"
+        "===== 4 failed, 27 passed in 1.09s ====="
+    )
+    assert LoopDetector().check([count, full, count.replace("39", "27")]) is None
+    assert paraphrased_loop([count, full, count]) is None

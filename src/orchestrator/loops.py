@@ -11,6 +11,7 @@ resume, so a run rebuilt from the store after a crash reaches the same verdict.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,7 +33,11 @@ __all__ = [
     "LoopDetector",
     "LoopDetectorConfig",
     "LoopVerdict",
+    "comparable",
+    "did_not_run",
     "error_signature",
+    "failed_count",
+    "fewer_failures",
     "normalise_error",
     "paraphrased_loop",
     "similarity",
@@ -170,7 +175,10 @@ class LoopDetector:
         return LoopVerdict("max_attempts", mean, f"{subject} failed {len(errors)} times")
 
     def _check(self, errors: Sequence[str], subject: str, repeat: int) -> LoopVerdict | None:
+        errors = comparable(errors)
         if len(errors) < 2:
+            return None
+        if fewer_failures(errors[-max(repeat, 3) :]) is not None:
             return None
         # Only the last `repeat` errors decide; older ones cannot change the verdict.
         window = self._prepare_all(errors[-max(repeat, 3) :])
@@ -189,7 +197,13 @@ class LoopDetector:
                 "repeated", mean, f"{subject} failed {repeat} times with similar errors"
             )
 
-        if len(window) >= 3 and sims[-1] < threshold:
+        # an A that only counts failures cannot say the same failure came back
+        if (
+            len(window) >= 3
+            and sims[-1] < threshold
+            and _has_detail(window[-3])
+            and _has_detail(window[-1])
+        ):
             aba = _score(window[-3], window[-1])
             if aba >= threshold:
                 return LoopVerdict(
@@ -199,6 +213,67 @@ class LoopDetector:
                     "attempts): fixing one brings the other back",
                 )
         return None
+
+
+# -- what an attempt's text says beyond its similarity -------------------------------------------
+
+_DID_NOT_RUN = re.compile(
+    r"\b(?:npm|pnpm|yarn) (?:ERR!|error) (?:code ENOENT|Missing script)|"
+    r"Could(?: not|n't) (?:read|find) (?:a )?package\.json|No package\.json (?:was )?found|"
+    r"ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND|can't open file '[^']*\.py'",
+    re.I,
+)
+_FAILED_COUNT = re.compile(r"\b(\d+) failed\b", re.I)
+_RAN = re.compile(
+    r"\b\d+ (?:passed|failed)\b|^\s*(?:FAIL|FAILED|✕|×)\s|\berror TS\d{4}", re.I | re.M
+)
+
+
+def did_not_run(text: str) -> bool:
+    """The check command could not start (no package.json where it ran, a missing script, a
+    script file that is not there) and no test or compiler output follows: the attempt says
+    nothing about the code, only about where the command was run."""
+    tail = text[-RAW_TAIL_CHARS:]
+    return bool(_DID_NOT_RUN.search(tail)) and not _RAN.search(tail)
+
+
+def comparable(errors: Sequence[str]) -> list[str]:
+    """The failures that say something about the code: `did_not_run` ones are left out (an agent
+    that alternates a check run from the wrong folder with real runs is not oscillating), unless
+    every failure is one (then running from the wrong place is the loop)."""
+    kept = [e for e in errors if not did_not_run(e)]
+    return kept if kept else list(errors)
+
+
+def failed_count(text: str) -> int | None:
+    """How many tests the runner's last summary line says failed (pytest `4 failed, 39 passed`,
+    jest `Tests: 3 failed`, vitest `Tests  21 failed | 63 passed`, playwright `1 failed`)."""
+    last = None
+    for match in _FAILED_COUNT.finditer(text[-RAW_TAIL_CHARS:]):
+        last = match
+    return int(last.group(1)) if last else None
+
+
+def fewer_failures(errors: Sequence[str]) -> tuple[int, int] | None:
+    """(first, last) failing-test counts when the newest failure reports fewer failing tests
+    than the oldest of `errors` that reports a count: fixes are landing, however alike the
+    texts around the counts look. None otherwise."""
+    counts = [failed_count(e) for e in errors]
+    known = [c for c in counts[:-1] if c is not None]
+    last = counts[-1] if counts else None
+    if last is None or not known or last >= known[0]:
+        return None
+    return known[0], last
+
+
+_COUNT_LINE = re.compile(
+    r"^\W*(?:(?:Tests?|Test (?:Files|Suites)):?\s+)?\d+ failed\b[^\n]*$", re.I | re.M
+)
+
+
+def _has_detail(prepared: _Prepared) -> bool:
+    """Whether a failure names what failed (an error, a test), not only how many failed."""
+    return any(line and not _COUNT_LINE.match(line) for line in prepared.key.split("\n"))
 
 
 PARAPHRASE_THRESHOLD = 0.85
@@ -212,11 +287,14 @@ def paraphrased_loop(
     words compared as sets, order and repetition ignored), else None. Catches the loop whose
     text changes a little each time, which a character ratio on the tail scores just under the
     threshold."""
-    if len(errors) < repeat:
+    errors = comparable(errors)
+    if len(errors) < repeat or fewer_failures(errors[-repeat:]) is not None:
         return None
-    texts = [normalised_tail(e).lower() for e in errors[-repeat:]]
-    if not all(texts):
+    prepared = [_Prepared.of(e, TAIL_CHARS) for e in errors[-repeat:]]
+    # a text that only counts failures is a subset of any fuller one: it proves no likeness
+    if not all(p.text and _has_detail(p) for p in prepared):
         return None
+    texts = [p.text.lower() for p in prepared]
     lowest = 1.0
     for i in range(len(texts)):
         for j in range(i + 1, len(texts)):
