@@ -548,3 +548,15 @@ def test_credentials_above_a_long_log_in_a_later_attempt_escalate() -> None:
     )
     d = rules_decision("1", "t", ["TypeError: x is None", second], 2)
     assert d.decision == "escalate" and d.category == "external_service"
+
+
+def test_a_credential_the_app_rejects_in_a_later_attempt_escalates() -> None:
+    """Once the tests get far enough to run the app, its own error blames a key it was given:
+    only the person has the right one."""
+    first = "FAIL src/signup.test.ts\n  Expected: visible\n  Received: <element(s) not found>"
+    app = '{"error": "Could not save order", "details": "API key for the payments vendor is malformed"}'
+    d = rules_decision("1", "t", [first, app], 2)
+    assert d.decision == "escalate" and d.category == "external_service"
+    # a test that checks the app's message about a key is not the trouble itself
+    checked = "FAIL src/key.test.ts\n  expect(body.error).toEqual('auth token missing') failed"
+    assert rules_decision("1", "t", [first, checked], 2).decision == "retry"

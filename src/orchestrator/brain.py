@@ -193,7 +193,38 @@ def _later_trouble(attempt_history: Sequence[str]) -> str | None:
     err = find_platform_error(latest, tail=None)
     if err is not None and not err.spec.transient:
         return err.message
-    return external_line(latest)
+    return external_line(latest) or (
+        _credential_fault(latest) if len(attempt_history) > 1 else None
+    )
+
+
+_CREDENTIAL = re.compile(
+    r"\b(?:api[ _-]?key|apikey|secret[ _-]?key|client[ _-]secret|access[ _-]?token|auth[ _-]?token|"
+    r"bearer token|service[ _-]role(?: key)?|credentials?)\b",
+    re.I,
+)
+_FAULT = re.compile(
+    r"\b(?:invalid|missing|malformed|not set|not defined|undefined|empty|expired|revoked|rejected|"
+    r"not (?:valid|found|configured|provided))\b",
+    re.I,
+)
+_ERROR_SHAPE = re.compile(r"\berror\b|\bfailed\b|\bexception\b|\bdenied\b", re.I)
+_IN_A_TEST = re.compile(r"\bexpect\(|\bassert|\bshould\b|\btoBe\w*\(|\btest\b", re.I)
+
+
+def _credential_fault(text: str) -> str | None:
+    """An error line of the application under test (a later attempt got past the code to run
+    it) that blames a credential it was given: a key, a token or a secret that is missing,
+    empty, malformed or rejected. Only the person holds the real one."""
+    for line in reversed(text.splitlines()[-60:]):
+        if (
+            _CREDENTIAL.search(line)
+            and _FAULT.search(line)
+            and _ERROR_SHAPE.search(line)
+            and not _IN_A_TEST.search(line)
+        ):
+            return line.strip()[:300]
+    return None
 
 
 def _platform(latest: str) -> RetryDecision | None:
