@@ -328,3 +328,22 @@ def test_a_bare_failure_count_cannot_make_an_oscillation() -> None:
     )
     assert LoopDetector().check([count, full, count.replace("39", "27")]) is None
     assert paraphrased_loop([count, full, count]) is None
+
+
+def test_other_failing_tests_under_the_same_boilerplate_are_not_a_loop() -> None:
+    def run(test: str) -> str:
+        return (
+            "Running 1 test using 1 worker\n"
+            f"  1) [chromium] › tests/e2e/app.spec.ts:12:7 › App › {test}\n"
+            "    Error: expect(locator).toBeVisible() failed\n  1 failed\n"
+            "To open last HTML report run:\n  npx playwright show-report\n"
+        )
+
+    same = LoopDetector().check([run("opens the cart")] * 3)
+    assert same is not None and same.kind == "repeated"
+    assert similarity(run("opens the cart"), run("logs in")) < similarity(
+        run("opens the cart"), run("opens the cart")
+    )
+    history = [run("opens the cart"), run("logs in"), run("pays")]
+    assert LoopDetector().check(history) is None
+    assert paraphrased_loop(history) is None

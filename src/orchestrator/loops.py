@@ -50,17 +50,33 @@ _KEY_LINES_KEPT = 20
 _DIFFERENT_ERROR_PENALTY = 0.75
 
 
+# The test a runner names as failing: pytest `FAILED file::test - msg`, jest / vitest `FAIL file`
+# and `● suite › test`, playwright `1) [chromium] › file:<n> › test`, `✕ test`.
+_FAILING_NAME = re.compile(
+    r"^(?:FAILED (\S+::\S+)(?: - .*)?|FAIL (\S.*)|\d+\) \[[\w ]+\] › (.+?)|● (.+?)|(?:✕|×) (.+?))"
+    r"(?: \(<dur>\))?\s*$",
+    re.M,
+)
+
+
+def _failing_names(normalised: str) -> frozenset[str]:
+    return frozenset(
+        next(g for g in m.groups() if g).strip() for m in _FAILING_NAME.finditer(normalised)
+    )
+
+
 @dataclass(frozen=True)
 class _Prepared:
     text: str
     key: str
     signature: str | None
+    tests: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, raw: str, tail_chars: int) -> _Prepared:
         text = normalised_tail(raw, tail_chars)
         key = key_lines(text, _KEY_LINES_KEPT)
-        return cls(text, key, signature_of_key_lines(key))
+        return cls(text, key, signature_of_key_lines(key), _failing_names(text))
 
 
 def _score(a: _Prepared, b: _Prepared) -> float:
@@ -79,6 +95,9 @@ def _score(a: _Prepared, b: _Prepared) -> float:
     score = (overall + 2.0 * key) / 3.0
     if a.signature and b.signature and a.signature != b.signature:
         score *= _DIFFERENT_ERROR_PENALTY
+    elif a.tests and b.tests and not a.tests & b.tests:
+        # other tests fail now: the runner's boilerplate around them is what looks alike
+        score *= _DIFFERENT_ERROR_PENALTY
     return score
 
 
@@ -87,7 +106,8 @@ def similarity(a: str, b: str, *, tail_chars: int = TAIL_CHARS) -> float:
 
     Compares the last `tail_chars` normalised characters of each text: one third the
     whole-text Indel ratio (rapidfuzz's `fuzz.ratio`), two thirds the ratio of the error
-    lines alone (when both have some), times 0.75 when the final error class differs.
+    lines alone (when both have some), times 0.75 when the final error class differs or the
+    runner names failing tests in both and none in common.
     Two empty texts are identical.
 
     >>> similarity("12:00:01 app.py:10: KeyError 'x'", "12:07:55 app.py:31: KeyError 'x'")
@@ -298,6 +318,9 @@ def paraphrased_loop(
     lowest = 1.0
     for i in range(len(texts)):
         for j in range(i + 1, len(texts)):
+            a, b = prepared[i].tests, prepared[j].tests
+            if a and b and not a & b:
+                return None  # other tests fail: the same words are the runner's
             lowest = min(lowest, fuzz.token_set_ratio(texts[i], texts[j]) / 100.0)
             if lowest < threshold:
                 return None
