@@ -243,7 +243,7 @@ _DID_NOT_RUN = re.compile(
     r"ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND|can't open file '[^']*\.py'",
     re.I,
 )
-_FAILED_COUNT = re.compile(r"\b(\d+) failed\b", re.I)
+_FAILED_COUNT = re.compile(r"\b(\d+) failed(?=,| \||\s+in\b| \(|[ =]*$)", re.I | re.M)
 _RAN = re.compile(
     r"\b\d+ (?:passed|failed)\b|^\s*(?:FAIL|FAILED|✕|×)\s|\berror TS\d{4}", re.I | re.M
 )
