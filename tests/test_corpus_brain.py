@@ -14,7 +14,7 @@ happened next in its public source. Each is decided by
   rate of `--brain auto`).
 
 `pytest tests/test_corpus_brain.py -s` prints the tables (per split, per kind, per agent). Only
-gross floors are asserted (the figures measured once at collection, less 0.10), so the test
+gross floors are asserted (the figures last measured, `MEASURED`, less 0.10), so the test
 fails on a regression, not on small moves. `holdback/` must not be tuned on.
 """
 
@@ -55,15 +55,25 @@ REGISTRY_HOSTS = re.compile(
 )
 EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 
-# Measured once, at collection (2026-11-23, src/ at commit 881954d), after every label was frozen
+# Measured first at collection (2026-11-23, src/ at commit 881954d), after every label was frozen
 # (commit b1c5578) and before any tuning on this corpus:
 # split -> (decision, caught, false escalations, category, unsure).
 # tune 35 cases (8 escalate, 27 retry): 24/35, 5/8, 8/27, 4/8, 16/35.
 # holdback 41 cases (12 escalate, 29 retry): 29/41, 6/12, 6/29, 5/12, 20/41.
 # The escalate counts are small: one case moves caught / category by 0.08-0.125.
+# Round 1 of tuning on tune/ only (commits 756c283..ec13edf: a check that could not start is left
+# out of the comparison, fewer failing tests is progress, a bare failure count makes no A-B-A or
+# paraphrase, disjoint failing tests are different failures, an app error blaming a credential in
+# a later attempt escalates as external_service):
+# tune 0.686 -> 0.886 decision (31/35), caught 0.625 -> 0.750 (6/8), false esc. 0.296 -> 0.074
+# (2/27), category 0.500 -> 0.625 (5/8), unsure 0.457 -> 0.600 (21/35: more retries past
+# max_task_attempts, which are unsure by design).
+# holdback scored once after the round: 0.707 decision (29/41, unchanged), caught 0.417 (5/12,
+# was 0.500), false esc. 0.172 (5/29, was 0.207), category 0.333 (4/12, was 0.417), unsure 0.537
+# (22/41, was 0.488): the round did not carry over as a whole.
 MEASURED: dict[str, tuple[float, float, float, float, float]] = {
-    "tune": (0.686, 0.625, 0.296, 0.500, 0.457),
-    "holdback": (0.707, 0.500, 0.207, 0.417, 0.488),
+    "tune": (0.886, 0.750, 0.074, 0.625, 0.600),
+    "holdback": (0.707, 0.417, 0.172, 0.333, 0.537),
 }
 MARGIN = 0.10
 
