@@ -143,9 +143,10 @@ def orchestrated(n: int, checkpoints: bool, profile: Path | None = None) -> floa
         return took / n
 
 
-def floor(n: int, checkpoints: bool) -> float:
+def floor(n: int, checkpoints: bool, own_folder: bool = False) -> float:
     """Seconds per attempt of the unavoidable work: the same spawn, two WAL commits (+ a git
-    commit of the same change)."""
+    commit of the same change). `own_folder`: each attempt's output goes to a new file in a new
+    folder (as seed 002's `attempt-N/` keeps it), not over the last one's."""
     with scratch("bench-floor-") as tmp:
         root = Path(tmp)
         work = workdir(root, checkpoints)
@@ -159,7 +160,11 @@ def floor(n: int, checkpoints: bool) -> float:
             row = db.execute("INSERT INTO attempts (task) VALUES (?)", (task,)).lastrowid
             db.execute("COMMIT")
             argv = shlex.split((WRITE if checkpoints else PRINT).replace("{task_id}", task))
-            with (root / "out.log").open("wb") as out:
+            log = root / "out.log"
+            if own_folder:
+                (root / task).mkdir()
+                log = root / task / "output.txt"
+            with log.open("wb") as out:
                 subprocess.run(argv, cwd=work, stdout=out, stderr=subprocess.DEVNULL, check=True)
             db.execute("BEGIN")
             db.execute("UPDATE attempts SET verdict = 'completed' WHERE id = ?", (row,))
@@ -240,13 +245,21 @@ def measure(args: argparse.Namespace) -> None:
     n, runs = args.tasks, args.repeat
     print(f"| {n} tasks | orchestrator / attempt | floor / attempt | ratio (pairs' range) |")
     print("| --- | --- | --- | --- |")
+    pairs0: list[tuple[float, float]] = []
     for checkpoints in (False, True):
         pairs = [(orchestrated(n, checkpoints), floor(n, checkpoints)) for _ in range(runs)]
+        pairs0 = pairs0 or pairs
         ours = statistics.median(p[0] for p in pairs)
         base = statistics.median(p[1] for p in pairs)
         label = "checkpoints on (+ git add -A && git commit)" if checkpoints else "no checkpoints"
         spread = spread_of([p[0] / p[1] for p in pairs])
         print(f"| {label} | {ms(ours)} | {ms(base)} | {ours / base:.2f}× {spread} |", flush=True)
+    own = statistics.median(floor(n, False, own_folder=True) for _ in range(runs))
+    print(
+        f"| (floor with each attempt's output in a new folder and file, as seed 002's "
+        f"`attempt-N/`) | | {ms(own)} | {statistics.median(p[0] for p in pairs0) / own:.2f}× |",
+        flush=True,
+    )
     if args.profile:
         orchestrated(n, False, args.profile)
     small, large = (int(x) for x in args.scale.split(","))
