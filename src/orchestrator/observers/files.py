@@ -16,6 +16,8 @@ class EscalationFiles:
     run_folder: Path
 
     def notify(self, event: Event) -> None:
+        if not isinstance(event, (EscalationOpened, EscalationAnswered, ConsultantActed)):
+            return  # most events (five per attempt) write nothing here
         from orchestrator.consultant import (
             ConsultantDecision,
             write_level1,
