@@ -454,3 +454,47 @@ def test_the_runner_killed_mid_worktree_add_then_resumed_loses_nothing(tmp_path:
     assert tree == [".gitignore", "out-1.1.txt", "out-1.2.txt"]
     assert len(worktrees(work)) == 1
     assert git(work, "branch", "--list", f"{branch}--*").strip() == ""
+
+
+def test_a_sequential_run_killed_before_its_checkpoint_resumed_in_parallel_keeps_the_work(
+    tmp_path: Path,
+) -> None:
+    """Killed between task 1.1's COMPLETED record and its checkpoint (inside the commit), the
+    sequential runner leaves 1.1's file in the workdir only; resumed with `--parallel`, it is
+    committed before the lanes branch off the run branch. Before, the lanes started from the
+    run branch without it and the workdir, brought to the branch's head at the end, lost it."""
+    work = repo(tmp_path)
+    plan = milestone(tmp_path, [("1.1", ""), ("1.2", "")])
+    real = shutil.which("git")
+    assert real is not None
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    count = tmp_path / "commit-trees"
+    (wrapper / "git").write_text(  # the second commit-tree is 1.1's checkpoint (1st: baseline)
+        "#!/bin/sh\n"
+        'for a in "$@"; do\n'
+        '  if [ "$a" = commit-tree ]; then\n'
+        f'    echo x >> "{count}"\n'
+        f'    [ "$(wc -l < "{count}")" = 2 ] && kill -9 0\n'
+        "  fi\n"
+        "done\n"
+        f'exec {real} "$@"\n'
+    )
+    (wrapper / "git").chmod(0o755)
+    env = {"LANES_LOG": str(tmp_path / "lanes.log"), "LANES_SLEEP": "0.1"}
+    args = ["--agent", "command", "--agent-cmd", agent_cmd(tmp_path), "--workdir", str(work)]
+    path = f"{wrapper}{os.pathsep}{os.environ['PATH']}"
+    proc = cli_popen(tmp_path, "run", str(plan), *args, "--no-wait", PATH=path, **env)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    db = sqlite3.connect(tmp_path / "state.db")
+    assert dict(db.execute("SELECT task_id, status FROM tasks").fetchall())["1.1"] == "COMPLETED"
+    resumed = cli(tmp_path, "resume", "--no-wait", "--parallel", "2", **env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    branch = run_branch(work)
+    assert git(work, "ls-tree", "--name-only", branch).split() == [
+        ".gitignore",
+        "out-1.1.txt",
+        "out-1.2.txt",
+    ]
+    assert {"out-1.1.txt", "out-1.2.txt"} <= {p.name for p in work.iterdir()}

@@ -273,6 +273,10 @@ def resume(
         from orchestrator.parallel import Rejoin  # its worktrees go, the workdir gets its work
 
         runner.bus.critical.insert(0, Rejoin(checkpoints))
+    elif not was_parallel and settings.parallel > 1 and checkpoints is not None:
+        from orchestrator.parallel import Fork  # the workdir's uncommitted last task is kept
+
+        runner.bus.critical.insert(0, Fork(checkpoints, store, runner.bus))
     runner.bus.critical.insert(0, _SaveSettings(store, run_id, meta))
     return runner.execute(resumed=True)
 

@@ -369,3 +369,23 @@ class Rejoin:
             self.checkpoints.clean_locks()  # a killed runner's, before the workdir is written
             Worktrees(self.checkpoints).tidy(keep=set())
             self.checkpoints.sync_to_tip()
+
+
+@dataclass
+class Fork:
+    """A run started one task at a time and resumed with `--parallel`: a sequential runner killed
+    between a task's COMPLETED record and its checkpoint left that task's work in the workdir
+    only. It is committed first, as a sequential resume would (`CheckpointObserver.make_up`);
+    the lanes then branch from it, and the workdir brought to the run branch's head at the end
+    keeps it (before, both dropped it)."""
+
+    checkpoints: Checkpoints
+    store: Store
+    bus: Bus
+
+    def notify(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            from orchestrator.observers.checkpoints import CheckpointObserver
+
+            self.checkpoints.clean_locks()  # a killed runner's, before anything is committed
+            CheckpointObserver(self.checkpoints, self.store, self.bus).make_up(event.run_id)
