@@ -667,3 +667,20 @@ def test_contradictory_task_that_fails_stays_failed() -> None:
         "contradict each other. The task failed: 2 of 3 acceptance criteria are unmet."
     )
     assert (r.verdict, r.category) == ("failed", None)
+
+
+def test_no_hostile_output_hangs_the_interpreter() -> None:
+    """`bench/bench_interpret.py`'s 64 KB shapes (blank-line runs, unclosed tags, fragments),
+    judged in a child process given two minutes for all of them: each takes well under a second
+    (the bench measures that); a pattern whose line-start marks ran on over blank lines took
+    minutes on one of them, and the suite did not notice."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    code = (
+        "import sys; sys.path.insert(0, 'bench'); import bench_interpret as b; "
+        "[b.interpret_rules(t) for t in b.cases().values()]"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=root, timeout=120, check=True)

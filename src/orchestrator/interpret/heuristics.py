@@ -228,12 +228,14 @@ def approval_menu(lines: list[Line]) -> Question | None:
 _WORK_DONE = re.compile(
     rf"\b(?:I'?ve|I have|I|we'?ve|we have)\s+(?:now\s+|also\s+|successfully\s+|just\s+)?(?:{_DONE_VERBS})\b|"
     rf"\b(?:is|are|was|were|has been|have been)\s+(?:now\s+|all\s+|successfully\s+)?(?:{_DONE_VERBS})\b|"
-    rf"^(?:\W|\d+[.)]){{0,4}}\s*(?:{_DONE_VERBS}|Applied|Edited|Modified|Changed)\b|"
-    r"^\W{0,4}(?:Applied edit to|Commit [0-9a-f]{7}|(?:Update|Edit|Write|MultiEdit)\()",
+    rf"^(?:[^\w\n]|\d+[.)]){{0,4}}[^\S\n]*(?:{_DONE_VERBS}|Applied|Edited|Modified|Changed)\b|"
+    r"^[^\w\n]{0,4}(?:Applied edit to|Commit [0-9a-f]{7}|(?:Update|Edit|Write|MultiEdit)\()",
     re.I | re.M,
 )
 """Work the agent did, anywhere in the output: its own claims (`All modules are created.`,
-`I've updated…`) or its tools' records (`Applied edit to`, `⏺ Update(…)`, a commit)."""
+`I've updated…`) or its tools' records (`Applied edit to`, `⏺ Update(…)`, a commit). A line's
+leading marks never run on into the next line: 'any non-word' or 'any space' would (each of
+64 KB of blank lines then rescanned all the blank lines after it, minutes long)."""
 
 
 _EDIT_BLOCK_END = re.compile(r"^\s*>{5,7} ?REPLACE\s*$")
