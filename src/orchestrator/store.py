@@ -290,11 +290,13 @@ class Store(RunLock, EscalationTable):
 
     def task(self, run_id: str, task_id: str) -> TaskRow:
         with self.engine.connect() as conn:
-            found = rows(hot(conn, _TASK, {"run_id": run_id, "task_id": task_id}))
-        r = found[0] if found else None
-        if r is None:
+            return self._task_on(conn, run_id, task_id)
+
+    def _task_on(self, conn: Connection, run_id: str, task_id: str) -> TaskRow:
+        found = rows(hot(conn, _TASK, {"run_id": run_id, "task_id": task_id}))
+        if not found:
             raise UserError(f"run {run_id} has no task {task_id!r}")
-        return self._task_row(r)
+        return self._task_row(found[0])
 
     def set_overrides(self, run_id: str, task_id: str, overrides: dict[str, Any]) -> None:
         """The consultant's per-task changes (model, hints): data of the task, not settings."""
@@ -322,18 +324,11 @@ class Store(RunLock, EscalationTable):
         hot(conn, _UPDATE_TASK, params | storable(values))
 
     # -- attempts -------------------------------------------------------------------------------
-    def next_attempt(self, run_id: str, task_id: str) -> int:
-        """The number the task's next attempt gets (only the runner holding the lock adds one)."""
-        with self.engine.connect() as conn:
-            return self._next_number(conn, run_id, task_id)
-
     def task_and_next(self, run_id: str, task_id: str) -> tuple[TaskRow, int]:
-        """`task` and `next_attempt` on one connection: what an attempt reads before it starts."""
+        """The task's row and the number its next attempt gets (only the runner holding the lock
+        adds one), on one connection: what an attempt reads before it starts."""
         with self.engine.connect() as conn:
-            found = rows(hot(conn, _TASK, {"run_id": run_id, "task_id": task_id}))
-            if not found:
-                raise UserError(f"run {run_id} has no task {task_id!r}")
-            return self._task_row(found[0]), self._next_number(conn, run_id, task_id)
+            return self._task_on(conn, run_id, task_id), self._next_number(conn, run_id, task_id)
 
     @staticmethod
     def _next_number(conn: Connection, run_id: str, task_id: str) -> int:
@@ -350,10 +345,10 @@ class Store(RunLock, EscalationTable):
         number: int | None = None,
     ) -> int:
         """Record the attempt before the agent starts, so a crash mid-attempt is visible afterwards.
-        `number` is `next_attempt`'s, read earlier (a second runner's would break the unique key)."""
+        `number` is `task_and_next`'s, read earlier (a second runner's would break the unique key)."""
         with self.tx() as conn:
             key = {"run_id": run_id, "task_id": task_id}
-            n = number or int(hot(conn, _LAST_NUMBER, key).fetchone()[0]) + 1
+            n = number or self._next_number(conn, run_id, task_id)
             hot(
                 conn,
                 _INSERT_ATTEMPT,
