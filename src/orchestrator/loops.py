@@ -21,6 +21,7 @@ from rapidfuzz import fuzz
 from orchestrator.rules.failure import (
     TAIL_CHARS,
     error_signature,
+    failing_names,
     key_lines,
     normalise_error,
     normalised_tail,
@@ -50,21 +51,6 @@ _KEY_LINES_KEPT = 20
 _DIFFERENT_ERROR_PENALTY = 0.75
 
 
-# The test a runner names as failing: pytest `FAILED file::test - msg`, jest / vitest `FAIL file`
-# and `● suite › test`, playwright `1) [chromium] › file:<n> › test`, `✕ test`.
-_FAILING_NAME = re.compile(
-    r"^(?:FAILED (\S+::\S+)(?: - .*)?|FAIL (\S.*)|\d+\) \[[\w ]+\] › (.+?)|● (.+?)|(?:✕|×) (.+?))"
-    r"(?: \(<dur>\))?\s*$",
-    re.M,
-)
-
-
-def _failing_names(normalised: str) -> frozenset[str]:
-    return frozenset(
-        next(g for g in m.groups() if g).strip() for m in _FAILING_NAME.finditer(normalised)
-    )
-
-
 @dataclass(frozen=True)
 class _Prepared:
     text: str
@@ -76,7 +62,7 @@ class _Prepared:
     def of(cls, raw: str, tail_chars: int) -> _Prepared:
         text = normalised_tail(raw, tail_chars)
         key = key_lines(text, _KEY_LINES_KEPT)
-        return cls(text, key, signature_of_key_lines(key), _failing_names(text))
+        return cls(text, key, signature_of_key_lines(key), failing_names(text))
 
 
 def _score(a: _Prepared, b: _Prepared) -> float:

@@ -14,6 +14,7 @@ __all__ = [
     "TAIL_CHARS",
     "error_signature",
     "failing_gates",
+    "failing_names",
     "failing_test_ids",
     "failing_tests",
     "key_error_line",
@@ -232,6 +233,24 @@ def failing_tests(text: str) -> list[str]:
 def failing_test_ids(text: str) -> list[str]:
     """The pytest node ids of `FAILED file::test` summary lines, in order, once each."""
     return list(dict.fromkeys(_FAILED_ID.findall(text)))
+
+
+# The test a runner names as failing in normalised text (`<dur>` for a duration): pytest
+# `FAILED file::test - msg`, jest / vitest `FAIL file` and `● suite › test`, playwright
+# `1) [chromium] › file:<n> › test`, `✕ test`.
+_FAILING_NAME = re.compile(
+    r"^(?:FAILED (\S+::\S+)(?: - .*)?|FAIL (\S.*)|\d+\) \[[\w ]+\] › (.+?)|● (.+?)|(?:✕|×) (.+?))"
+    r"(?: \(<dur>\))?\s*$",
+    re.M,
+)
+
+
+def failing_names(normalised: str) -> frozenset[str]:
+    """Every test the runner names as failing, in any of the formats above: which tests fail,
+    for telling one failure from another (loop detection)."""
+    return frozenset(
+        next(g for g in m.groups() if g).strip() for m in _FAILING_NAME.finditer(normalised)
+    )
 
 
 FINAL_FAILURE = re.compile(
