@@ -12,10 +12,10 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 - escalations caught: recall of `escalate`;
 - false escalations on finished work: the share of `proceed` cases decided `escalate`.
 
-`tune/` is the tuning pool of 427 cases (the first tune and holdback halves and holdback2; each
-held-back set was scored once, then moved in — README). A second hash splits the pool into
-cross-validation halves A and B. `holdback3/` holds 92 new real outputs collected apart, before the
-third round of tuning, and scored once with its final rules (2026-11-23); it was never tuned on.
+`tune/` is the tuning pool of 519 cases (the first tune and holdback halves, holdback2 and
+holdback3; each held-back set was scored once, then moved in — README). A second hash splits the
+pool into cross-validation halves A and B. Held-back sets are collected apart and are not scored
+here while the rules are tuned.
 `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the rules' unsure
 rate. Nothing is written anywhere.
 """
@@ -50,11 +50,12 @@ OUTCOME = {
     "escalate": "escalate",
 }
 
-SETS = ("tune", "holdback3")
+SETS = ("tune",)
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
-# (2026-11-23, after commit 4fdec9f) and then moved into the pool, which is now 427 cases.
-# `holdback3` was added once, at the end of the third round (after commit b8c8cab).
-SCORED = ("tune", "cv_a", "cv_b", "holdback3")
+# (2026-11-23, after commit 4fdec9f) and then moved into the pool (427 cases). `holdback3` was
+# scored once at the end of the third round (after commit b8c8cab) and moved into the pool on
+# 2026-11-24 01:21 UTC (519 cases).
+SCORED = ("tune", "cv_a", "cv_b")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -82,12 +83,16 @@ SCORED = ("tune", "cv_a", "cv_b", "holdback3")
 #   same time: 0.554, 0.891, 0.692, 0.036): the round did not carry over. Its misses: 31 failures
 #   read as finished (success claimed, the next turn said it was still broken), 8 questions
 #   missed, one retry and one finished output escalated. Unsure: 55/92 = 59.8%; brain 7/9.
+# holdback3 was then moved, unchanged, into the pool. Fourth round, pool of 519 (same CV hash):
+#   before (commit 0562579 rules): pool 0.805, 0.934, 0.894, 0.018; A 0.796, 0.938, 0.900, 0.035;
+#                                  B 0.815, 0.931, 0.887, 0.000
+#   unsure before: pool 251/519 = 48.4%, A 121/260 = 46.5%, B 130/259 = 50.2% (brain: pool
+#   56/107 = 52.3%, A 21/47, B 35/60).
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.859, 0.946, 0.936, 0.015),
-    "cv_a": (0.847, 0.963, 0.924, 0.027),
-    "cv_b": (0.873, 0.929, 0.949, 0.000),
-    "holdback3": (0.554, 0.880, 0.692, 0.036),
+    "tune": (0.805, 0.934, 0.894, 0.018),
+    "cv_a": (0.796, 0.938, 0.900, 0.035),
+    "cv_b": (0.815, 0.931, 0.887, 0.000),
 }
 FLOOR = 0.10
 
@@ -224,7 +229,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 427 + 92
+    assert total >= 519
 
 
 @pytest.mark.parametrize("split", SCORED)
