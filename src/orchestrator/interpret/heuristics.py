@@ -285,6 +285,32 @@ _NEGATED_CLAIM = re.compile(
 """A claim inside what the agent could not do ("couldn't get the build to pass") is no claim."""
 
 
+_RECORD_LINE = re.compile(
+    r"^[-*_=~\s]*$|^(?:Read file|Listed directory|Searched (?:codebase|files|the web)|Grep search)\b"
+)
+"""A separator (`---` between the turns of an export) or a tool's one-line record (Cursor's
+`Read file: README.md`): no words of the agent."""
+_ANNOUNCES = re.compile(
+    r"\b(?:Let['’]s|Let us|Let me|(?:Now|Next),? (?:I['’]ll|I will|we['’]ll|we will)|"
+    r"I['’]ll now|I will now)\b(?!\s+know\b)[^.!?:]*:$",
+    re.I,
+)
+"""A sentence that announces the next step and introduces it with a colon."""
+
+
+def _announced_step(tail: list[Line]) -> str | None:
+    """The agent's last words announce a step ("Let's run the tests again:", "Now I'll update
+    the README:") and nothing of its own follows: the output stopped before that step, whatever
+    it claimed before it."""
+    texts = [ln.text.strip() for ln in tail if ln.text.strip()]
+    while texts and _RECORD_LINE.match(texts[-1]):
+        texts.pop()
+    if not texts or not texts[-1].endswith(":"):
+        return None
+    last = sentences(" ".join(" ".join(texts[-3:]).split()[-60:]))[-1:]
+    return last[0] if last and _ANNOUNCES.search(last[0]) else None
+
+
 _FUTURE = re.compile(
     r"\b(?:I|we|it|this|they|these|that)(?:['’]ll| will| is going to| are going to| am going to)\b|"
     r"\b(?:will be (?:created|added|updated|configured|implemented|moved|replaced|removed))\b",
@@ -384,6 +410,10 @@ def read_unmarked(lines: list[Line]) -> Reading:
     offer = _offer_to_start(questions, tail, worked, failed)
     if offer is not None:
         return _with(base, "needs_human", False, question=offer, evidence=offer.text)
+    if (announced := _announced_step(tail)) is not None:
+        return _with(
+            base, "failed", False, evidence=announced, error="the output stopped at: " + announced
+        )
     if failed > 0 and failed >= done:
         confident = failed >= 3 and failed - done >= 2
         return _with(base, "failed", confident, evidence=error or fail_ev)

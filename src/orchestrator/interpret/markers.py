@@ -57,6 +57,9 @@ _RECOMMENDATION = re.compile(r"^[ \t>*_`]*RECOMMENDATION[*_`]*\s*:\s*(.*)$", re.
 _RECOVERY = re.compile(r"^#{1,4}\s*RECOVERY\s+(ESCALATE|COMPLETE|FAILED)\b", re.M | re.I)
 _CHECKPOINT = re.compile(r"^#{1,4}\s*CHECKPOINT REACHED\b", re.M | re.I)
 _PLAN_DONE = re.compile(r"^#{1,4}\s*(?:PLAN|PHASE|TASK) COMPLETE\b", re.M | re.I)
+_TOOL_RECORD_END = re.compile(r"[^\S\n]*(?:\n[^\S\n]*){1,3}</(?:details|tool-use)>", re.I)
+"""`Status: **completed**` closing a `<details>` tool record (SpecStory exports of Cursor and
+Copilot chats): the tool call finished, which says nothing about the agent's work."""
 _PLACEHOLDER = re.compile(r"^(?:REASON|<[^>]*>|\.\.\.|…|\{[^}]*\}|\[[^\]]*\])$", re.I)
 
 
@@ -262,6 +265,8 @@ def read_markers(text: str) -> Marked | None:
             Marked("completed", m.start(), "gsd-complete", evidence=m.group(0).strip("# "))
         )
     for m in _STATUS.finditer(masked):
+        if _TOOL_RECORD_END.match(masked, m.end(), m.end() + 200):
+            continue  # a tool's own status in an export's tool-use record, not the agent's
         value = m.group(1).lower().replace(" ", "_").replace("-", "_")
         verdict: Verdict
         if value.startswith("needs") or value == "blocked":
