@@ -45,10 +45,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from rich.console import Console
@@ -177,33 +175,45 @@ def floor(n: int, checkpoints: bool, own_folder: bool = False) -> float:
         return took / n
 
 
-class _Sink(BaseHTTPRequestHandler):
-    """An OTLP/HTTP collector that accepts everything and keeps nothing."""
+SINK = """
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    def do_POST(self) -> None:
+class Sink(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keeps the connection open, as collectors do
+
+    def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def log_message(self, *args: object) -> None:
+    def log_message(self, *args):
         pass
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+"""An OTLP/HTTP collector that accepts everything and keeps nothing, in a process of its own as
+a real collector is (in the bench's process, its thread would take the interpreter from the run
+it measures)."""
 
 
 @contextlib.contextmanager
 def telemetry_on() -> Iterator[None]:
     """`OTEL_EXPORTER_OTLP_ENDPOINT` pointed at a local sink for the duration."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+    assert sink.stdout is not None
+    port = int(sink.stdout.readline())
     saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("OTEL_")}
-    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_address[1]}"
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{port}"
     try:
         yield
     finally:
         del os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
         os.environ.update(saved)
-        server.shutdown()
-        server.server_close()
+        sink.kill()
+        sink.wait()
 
 
 def telemetry_available() -> bool:

@@ -344,6 +344,27 @@ def test_sdk_disabled_exports_nothing(tmp_path: Path, receiver: Receiver) -> Non
         )
 
 
+def test_the_standard_sampler_variable_decides_for_the_whole_trace(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    """`OTEL_TRACES_SAMPLER=always_off`: the run's trace is recorded as not sampled and none of its
+    spans is exported (spans are made by hand, so the sampler is asked for the trace's root)."""
+    proc = cli(
+        tmp_path,
+        "run",
+        str(EXAMPLES / "hello.md"),
+        "--agent",
+        "replay",
+        "--workdir",
+        "w",
+        **_otel(receiver, OTEL_TRACES_SAMPLER="always_off"),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _, trace_id, meta = _trace_of(tmp_path)
+    assert meta["otel"]["sampled"] is False
+    assert receiver.spans(trace_id) == []
+
+
 def _points(req: ExportMetricsServiceRequest) -> dict[str, list[tuple[dict[str, Any], Any]]]:
     """Metric name → (attributes, value or histogram count) of every point in one push."""
     out: dict[str, list[tuple[dict[str, Any], Any]]] = {}

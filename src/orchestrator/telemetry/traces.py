@@ -21,10 +21,11 @@ later process joins the same trace, its spans parented to a remote span context 
 Agent and human text (questions, answers, reasons, gate commands) goes through
 `redaction.redact_text` before it becomes an attribute: no secret enters a span.
 
-Spans are made on the run's thread, as the events arrive: a thread building them instead (woken
-after each attempt, or as the agent starts) made the run slower, not faster — it holds the
-interpreter just when the run's thread comes back from a commit or from the agent (measured with
-bench_overhead.py: 1.36-1.47× telemetry off, against 1.19× made inline).
+Spans are made on the run's thread, as the events arrive, as plain records (`spans.py`) that
+become the SDK's spans only when they end: the SDK's own cost ~20 µs each to start and end, most
+of what telemetry cost a run besides the export. A thread building them instead (woken after each
+attempt, or as the agent starts) made the run slower, not faster — it holds the interpreter just
+when the run's thread comes back from a commit or from the agent.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, TraceFlags
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
 
 from orchestrator import __version__, telemetry
 from orchestrator.events import (
@@ -64,6 +65,7 @@ from orchestrator.events import (
     Waiting,
 )
 from orchestrator.redaction import known_secrets, redact_text
+from orchestrator.telemetry.spans import Recorded, Spans
 
 if TYPE_CHECKING:
     from orchestrator.config import TelemetryConfig
@@ -95,9 +97,10 @@ def _attrs(**values: Any) -> dict[str, Any]:
     return {k.replace("__", "."): v for k, v in values.items() if v is not None}
 
 
-def provider_for(config: TelemetryConfig) -> TracerProvider:
-    """A tracer provider of its own (never the global one: each run flushes and shuts its own),
-    exporting over OTLP/HTTP in batches; the standard variables win over `config`."""
+def provider_for(config: TelemetryConfig) -> tuple[TracerProvider, BatchSpanProcessor]:
+    """A tracer provider of its own (never the global one: each run flushes and shuts its own)
+    and its processor, exporting over OTLP/HTTP in batches; the standard variables win over
+    `config`."""
     exporter = OTLPSpanExporter(
         endpoint=telemetry.endpoint("traces", config),
         headers=telemetry.config_headers("traces", config) or None,
@@ -105,11 +108,12 @@ def provider_for(config: TelemetryConfig) -> TracerProvider:
     )
     provider = TracerProvider(resource=telemetry.resource(config), shutdown_on_exit=False)
     every = None if "OTEL_BSP_SCHEDULE_DELAY" in os.environ else EXPORT_EVERY_MS
-    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=every))
-    return provider
+    processor = BatchSpanProcessor(exporter, schedule_delay_millis=every)
+    provider.add_span_processor(processor)  # its shutdown flushes and stops the processor
+    return provider, processor
 
 
-def remote_parent(ids: dict[str, Any]) -> Context | None:
+def remote_parent(ids: dict[str, Any]) -> SpanContext | None:
     """The context of a span another process made, from its stored ids (None if they are unusable)."""
     try:
         ctx = SpanContext(
@@ -120,7 +124,7 @@ def remote_parent(ids: dict[str, Any]) -> Context | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
-    return trace.set_span_in_context(NonRecordingSpan(ctx)) if ctx.is_valid else None
+    return ctx if ctx.is_valid else None
 
 
 @dataclass
@@ -129,17 +133,18 @@ class TracingObserver:
     (Ctrl-C and SIGTERM end in RunFinished too; anything else, at exit)."""
 
     provider: TracerProvider
+    processor: BatchSpanProcessor
     store: Store
     run_id: str
-    tracer: trace.Tracer = field(init=False)
-    root: Context | None = None
+    spans: Spans = field(init=False)
+    root: SpanContext | None = None
     """The run span's context (this process's or, resumed, the first process's)."""
-    segment: Span | None = None
+    segment: Recorded | None = None
     """This process's run span: `orchestrator.run`, or `orchestrator.resume` when resumed."""
-    tasks: dict[str, Span] = field(default_factory=dict)
-    attempts: dict[str, Span] = field(default_factory=dict)
-    waits: dict[str, Span] = field(default_factory=dict)
-    asked_in: dict[int, Context] = field(default_factory=dict)
+    tasks: dict[str, Recorded] = field(default_factory=dict)
+    attempts: dict[str, Recorded] = field(default_factory=dict)
+    waits: dict[str, Recorded] = field(default_factory=dict)
+    asked_in: dict[int, SpanContext] = field(default_factory=dict)
     """Escalations opened in this process: the context of their task's span."""
     prev_ns: dict[str, int] = field(default_factory=dict)
     """When each task's event before this one arrived (the consultant starts as the attempt ends)."""
@@ -152,10 +157,11 @@ class TracingObserver:
 
     @classmethod
     def create(cls, config: TelemetryConfig, store: Store, run_id: str) -> TracingObserver:
-        return cls(provider_for(config), store, run_id)
+        return cls(*provider_for(config), store, run_id)
 
     def __post_init__(self) -> None:
-        self.tracer = self.provider.get_tracer("orchestrator", __version__)
+        scope = InstrumentationScope("orchestrator", __version__)
+        self.spans = Spans(self.provider, self.processor, scope)
         values = set(known_secrets())
         self.secrets = {k: v for k, v in os.environ.items() if v in values}
         atexit.register(self.close)
@@ -198,15 +204,10 @@ class TracingObserver:
         parent = remote_parent(meta[META_KEY]) if isinstance(meta.get(META_KEY), dict) else None
         if parent is not None:
             self.root = parent
-            self.segment = self.tracer.start_span(
-                "orchestrator.resume", parent, attributes=attrs, start_time=now
-            )
+            self.segment = self.spans.start("orchestrator.resume", parent, attrs, now)
             return
-        self.segment = self.tracer.start_span(
-            "orchestrator.run", Context(), attributes=attrs, start_time=now
-        )
-        ctx = self.segment.get_span_context()
-        self.root = trace.set_span_in_context(self.segment)
+        self.segment = self.spans.start("orchestrator.run", None, attrs, now)
+        ctx = self.root = self.segment.context
         meta[META_KEY] = {
             "trace_id": trace.format_trace_id(ctx.trace_id),
             "span_id": trace.format_span_id(ctx.span_id),
@@ -232,7 +233,7 @@ class TracingObserver:
         old = self.tasks.pop(e.task_id, None)
         if old is not None:  # started again (reverted by the consultant): the old one ends here
             old.end(now)
-        self.tasks[e.task_id] = self.tracer.start_span(
+        self.tasks[e.task_id] = self.spans.start(
             "orchestrator.task",
             self._segment_ctx(),
             attributes=_attrs(
@@ -257,9 +258,9 @@ class TracingObserver:
 
     def attempt_started(self, e: AttemptStarted, now: int) -> None:
         task = self._task(e.task_id, now)
-        self.attempts[e.task_id] = self.tracer.start_span(
+        self.attempts[e.task_id] = self.spans.start(
             "orchestrator.attempt",
-            trace.set_span_in_context(task),
+            task.context,
             attributes=_attrs(
                 orchestrator__task__id=e.task_id,
                 orchestrator__attempt__number=e.number,
@@ -271,9 +272,9 @@ class TracingObserver:
 
     def gate_finished(self, e: GateFinished, now: int) -> None:
         parent = self.attempts.get(e.task_id) or self._task(e.task_id, now)
-        span = self.tracer.start_span(
+        span = self.spans.start(
             "orchestrator.gate",
-            trace.set_span_in_context(parent),
+            parent.context,
             attributes=_attrs(
                 orchestrator__gate__command=self.text(e.command),
                 process__exit__code=e.exit_code,
@@ -289,9 +290,9 @@ class TracingObserver:
     def attempt_finished(self, e: AttemptFinished, now: int) -> None:
         span = self.attempts.pop(e.task_id, None)
         if span is None:  # no AttemptStarted seen: made now, as long as the attempt took
-            span = self.tracer.start_span(
+            span = self.spans.start(
                 "orchestrator.attempt",
-                trace.set_span_in_context(self._task(e.task_id, now)),
+                self._task(e.task_id, now).context,
                 attributes=_attrs(
                     orchestrator__task__id=e.task_id,
                     orchestrator__attempt__number=e.number,
@@ -323,9 +324,9 @@ class TracingObserver:
         span.end(now)
 
     def loop_detected(self, e: LoopDetected, now: int) -> None:
-        span = self.tracer.start_span(
+        span = self.spans.start(
             "orchestrator.loop_detected",
-            trace.set_span_in_context(self._task(e.task_id, now)),
+            self._task(e.task_id, now).context,
             attributes=_attrs(
                 orchestrator__task__id=e.task_id,
                 orchestrator__loop__kind=e.kind,
@@ -342,9 +343,9 @@ class TracingObserver:
         )
 
     def consultant_acted(self, e: ConsultantActed, now: int) -> None:
-        span = self.tracer.start_span(
+        span = self.spans.start(
             "orchestrator.consultant",
-            trace.set_span_in_context(self._task(e.task_id, now)),
+            self._task(e.task_id, now).context,
             attributes=_attrs(
                 orchestrator__task__id=e.task_id,
                 orchestrator__consultant__root_cause=self.text(e.root_cause),
@@ -361,7 +362,7 @@ class TracingObserver:
     def escalation_opened(self, e: EscalationOpened, now: int) -> None:
         task = self._task(e.task_id, now)
         esc = e.escalation
-        self.asked_in[esc["id"]] = trace.set_span_in_context(task)
+        self.asked_in[esc["id"]] = task.context
         task.add_event(
             "orchestrator.escalation_opened",
             _attrs(
@@ -402,15 +403,15 @@ class TracingObserver:
                 else None,
                 orchestrator__attempt__number=esc["attempt_number"],
             )
-        span = self.tracer.start_span(
+        span = self.spans.start(
             "orchestrator.escalation", parent, attributes=attrs, start_time=opened
         )
         span.end(max(answered, opened))
 
     def waiting(self, e: Waiting, now: int) -> None:
-        self.waits[e.task_id] = self.tracer.start_span(
+        self.waits[e.task_id] = self.spans.start(
             "orchestrator.rate_limit_wait",
-            trace.set_span_in_context(self._task(e.task_id, now)),
+            self._task(e.task_id, now).context,
             attributes=_attrs(
                 orchestrator__task__id=e.task_id,
                 orchestrator__wait__until=e.until,
@@ -433,18 +434,18 @@ class TracingObserver:
             span.add_event("orchestrator.checkpoint", {"vcs.ref.head.revision": e.sha}, now)
 
     # -- spans ------------------------------------------------------------------------------------
-    def _segment_ctx(self) -> Context:
+    def _segment_ctx(self) -> SpanContext:
         if self.segment is None:  # an event before RunStarted: a run span of its own
-            self.segment = self.tracer.start_span(
-                "orchestrator.run", Context(), attributes={"orchestrator.run.id": self.run_id}
+            self.segment = self.spans.start(
+                "orchestrator.run", None, {"orchestrator.run.id": self.run_id}, time.time_ns()
             )
-        return trace.set_span_in_context(self.segment)
+        return self.segment.context
 
-    def _task(self, task_id: str, now: int) -> Span:
+    def _task(self, task_id: str, now: int) -> Recorded:
         """The task's open span; one is started if the task's steps began without TaskStarted
         (an answer applied at a resume, before the loop picks the task)."""
         if task_id not in self.tasks:
-            self.tasks[task_id] = self.tracer.start_span(
+            self.tasks[task_id] = self.spans.start(
                 "orchestrator.task",
                 self._segment_ctx(),
                 attributes={"orchestrator.task.id": task_id},
