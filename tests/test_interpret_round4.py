@@ -43,3 +43,31 @@ def test_ending_on_an_announced_step_is_unfinished() -> None:
     assert done.verdict == "completed"
     # "let me know" is no step of the agent's
     assert interpret("I've added the flag and its test. Let me know:").verdict == "completed"
+
+
+def test_a_platform_notice_glued_to_the_agents_sentence_is_read_on_its_own() -> None:
+    from orchestrator.rules.platform import find_platform_error
+
+    text = (
+        "Let's update the parser with better error handling: Copilot has been working on this "
+        "problem for a while. It can continue to iterate, or you can send a new message to refine "
+        "your prompt.\n"
+    )
+    found = find_platform_error(text)
+    assert found is not None and found.kind == "max_turns"
+    # a sentence about handling such errors is still not one
+    assert find_platform_error("The client now retries on 429 Too Many Requests.\n") is None
+
+
+def test_an_http_status_with_its_reason_phrase_is_the_platforms_error() -> None:
+    from orchestrator.rules.platform import find_platform_error
+
+    found = find_platform_error(
+        'got status: 429 Too Many Requests. {"error":{"message":"exception parsing response"}}\n'
+    )
+    assert found is not None and found.kind == "rate_limit"
+
+
+def test_a_harness_banner_in_chinese_ends_the_run() -> None:
+    out = interpret("我已经读取了目录。\n\n模型响应不完整\n模型在响应中未使用任何工具。\n")
+    assert out.verdict == "failed"

@@ -26,14 +26,8 @@ from orchestrator.interpret.uncertain import fallback_question
 from orchestrator.llm import LLMBackend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, LoopVerdict
 from orchestrator.models import Task
-from orchestrator.rules.platform import (
-    ACTIONS,
-    OPTIONS,
-    PlatformError,
-    action_for,
-    find_platform_error,
-    question_for,
-)
+from orchestrator.rules.platform import PlatformError, action_for, find_platform_error
+from orchestrator.rules.platform_ask import ACTIONS, OPTIONS, question_for
 
 AttemptVerdict = Literal["completed", "needs_human", "failed", "rate_limited"]
 

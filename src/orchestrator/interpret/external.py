@@ -10,12 +10,8 @@ import re
 from orchestrator.interpret.model import Interpretation
 from orchestrator.interpret.text import Line
 from orchestrator.rules.external import external_trouble
-from orchestrator.rules.platform import (
-    OPTIONS,
-    find_platform_error,
-    question_for,
-    recommendation_for,
-)
+from orchestrator.rules.platform import find_platform_error
+from orchestrator.rules.platform_ask import OPTIONS, question_for, recommendation_for
 
 
 def _units(lines: list[Line]) -> list[str]:

@@ -319,7 +319,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?turns|"
             r"max(?:imum)? (?:session )?turns (?:reached|exceeded)|turn limit (?:reached|exceeded)|"
-            r"session turn limit|maximum number of turns|^\W*Continue to iterate\?",
+            r"session turn limit|maximum number of turns|^\W*Continue to iterate\?|"
+            r"\bIt can continue to iterate\b",
             re.I,
         ),
     ),
@@ -477,7 +478,11 @@ _SELF_EVIDENT = re.compile(
     r"\bFailed to log ?in\b|\bno (?:authentication|auth|credentials?)(?: credentials| information)? found\b|"
     r"\bno api keys? (?:were |was )?provided|--model and an --api-key|\bLLM Provider NOT provided|"
     r"\bExecution failed: \d{3}\b|\bModel call failed\b|^\W*Continue to iterate\?|\"type\"\s*:\s*\"error\"|"
-    + _CONTEXT_LIMIT,
+    r"\bIt can continue to iterate\b|"
+    # an HTTP status with its reason phrase, as a harness prints the API's answer (`got status:
+    # 429 Too Many Requests.`)
+    r"\bstatus(?: code)?:? (?:429 Too Many Requests|50[0234] (?:Internal Server Error|Bad Gateway|"
+    r"Service Unavailable|Gateway Timeout))\b|" + _CONTEXT_LIMIT,
     re.I,
 )
 """Phrases only an agent platform prints about itself."""
@@ -498,6 +503,22 @@ _RETRYING = re.compile(r"\b(?:retrying|reconnecting)\b[^\n]{0,20}\d+\s*/\s*\d+",
 """`Reconnecting... 2/5`, `retrying 1/5 in 200ms`: the platform's own retry, still going on —
 unless it is the last thing printed (the session ended while it was still failing)."""
 _URL = re.compile(r"\bhttps?://\S+")
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
+
+
+def _sentence_at(line: str, hit: re.Match[str]) -> str:
+    """The sentence of LINE the match is in: a chat export glues the platform's notice onto the
+    agent's last sentence ("… better error handling: Copilot has been working on this problem
+    for a while. It can continue to iterate …"), whose words are not the notice's."""
+    start = 0
+    for m in _SENTENCE_END.finditer(line):
+        if m.end() > hit.start():
+            break
+        start = m.end()
+    after = _SENTENCE_END.search(line, hit.end())
+    return line[start : after.start() + 1 if after else len(line)]
+
+
 TAIL_LINES = 8
 
 
@@ -526,9 +547,12 @@ def find_platform_error(
     found: PlatformError | None = None
     for k in range(len(lines) - 1, -1, -1):
         line = lines[k]
-        if not (_SELF_EVIDENT.search(line) or _ERROR_SHAPE.search(line)):
+        hit = _SELF_EVIDENT.search(line) or _ERROR_SHAPE.search(line)
+        if hit is None:
             continue
-        if _NOT_OURS.search(_URL.sub(" ", line)) or (_RETRYING.search(line) and k < len(lines) - 1):
+        if _NOT_OURS.search(_URL.sub(" ", _sentence_at(line, hit))) or (
+            _RETRYING.search(line) and k < len(lines) - 1
+        ):
             continue
         status = _status(line)
         after = " ".join(lines[k : k + 3])
@@ -557,41 +581,3 @@ _STATUS = re.compile(
 def _status(line: str) -> int | None:
     m = _STATUS.search(line)
     return int(m.group(1) or m.group(2)) if m else None
-
-
-# -- what a person is asked --------------------------------------------------------------------
-_ASK: dict[str, str] = {
-    "authentication": "{agent} cannot log in to its model API ({msg}). Will you renew the API key "
-    "or log in again, then retry?",
-    "permission": "{agent}'s account may not use this model or API ({msg}). Will you grant access "
-    "or pick another model, then retry?",
-    "billing": "{agent}'s account is out of credit ({msg}). Will you add credit or fix billing, "
-    "then retry?",
-    "usage_limit": "{agent} has reached its plan's usage limit ({msg}){reset}. Wait for the reset, "
-    "or retry now with another account or plan?",
-    "rate_limit": "{agent}'s model API is refusing requests with a rate limit ({msg}){reset}. Wait "
-    "and retry, or raise the limit and retry now?",
-    "quota": "{agent}'s model API quota is used up ({msg}){reset}. Wait for the reset, or raise "
-    "the quota and retry now?",
-}
-_ASK_DEFAULT = "{agent}'s model API keeps failing ({msg}){reset}. Retry now, wait longer, or abort?"
-
-
-def question_for(err: PlatformError, agent: str | None = None) -> str:
-    """A real question for the person who can fix `err`."""
-    msg = " ".join(err.message.split())
-    msg = msg if len(msg) <= 200 else msg[:199] + "…"
-    reset = ""
-    if err.retry_at is not None:
-        reset = f"; it resets at {time.strftime('%Y-%m-%d %H:%M', time.localtime(err.retry_at))}"
-    who = agent or err.agent
-    return _ASK.get(err.kind, _ASK_DEFAULT).format(agent=who, msg=msg, reset=reset)
-
-
-def recommendation_for(err: PlatformError) -> str:
-    return "Retry now"
-
-
-OPTIONS = ("Retry now", "Skip this task", "Abort the run")
-ACTIONS = ("retry", "skip", "abort")
-"""Seed 004's minimal choices; each option's action for the answer (`detail.actions`)."""
