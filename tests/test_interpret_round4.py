@@ -71,3 +71,57 @@ def test_an_http_status_with_its_reason_phrase_is_the_platforms_error() -> None:
 def test_a_harness_banner_in_chinese_ends_the_run() -> None:
     out = interpret("我已经读取了目录。\n\n模型响应不完整\n模型在响应中未使用任何工具。\n")
     assert out.verdict == "failed"
+
+
+def test_an_offer_with_a_second_option_before_any_work_asks_to_choose() -> None:
+    out = interpret(
+        "The plan is a good blueprint; the type mapping and the constraint handling are solid.\n\n"
+        "Would you like me to prioritize implementing specific parts of this plan first, or would "
+        "you prefer I provide a more detailed breakdown of a particular section?"
+    )
+    assert out.verdict == "needs_human"
+    # "... or help with anything else?" is one offer, not two options
+    assert (
+        interpret(
+            "The dev server is starting in the background on port 3000.\n\n"
+            "Would you like me to verify that it runs or help you with anything else?"
+        ).verdict
+        != "needs_human"
+    )
+
+
+def test_information_asked_for_as_the_condition_of_the_next_step_is_a_request() -> None:
+    out = interpret(
+        "The bars may be misaligned because of how the timestamps are read.\n\n"
+        "1. They might be seconds, not milliseconds.\n2. The market opens at 9:15.\n\n"
+        "If you can provide a sample of the actual timestamp values, I can write a more precise "
+        "fix for the resampling function."
+    )
+    assert out.verdict == "needs_human"
+    # after finished work the same sentence is a follow-up offer
+    done = interpret(
+        "I've fixed the resampling and all 14 tests pass.\n\n"
+        "If you can share more sample data, I can add further test cases."
+    )
+    assert done.verdict == "completed"
+
+
+def test_code_the_agent_proposes_is_no_failed_run() -> None:
+    out = interpret(
+        "We could detect the source library from the type itself. Here's how:\n\n"
+        "```python\n"
+        "def detect(t):\n"
+        '    """Raises:\n'
+        "    ValueError: If the library cannot be determined\n"
+        '    """\n'
+        "    raise ValueError(t)\n"
+        "```\n\n"
+        "This keeps the explicit form working. Would you like me to implement this enhancement?"
+    )
+    assert out.verdict == "needs_human"
+    # the same error printed by a run is one
+    ran = interpret(
+        "I've added the detection.\n\n```\n$ pytest\nValueError: If the library cannot be "
+        "determined\n1 failed\n```\n"
+    )
+    assert ran.verdict == "failed"

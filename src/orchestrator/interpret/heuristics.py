@@ -17,6 +17,7 @@ from typing import Literal
 from orchestrator.interpret.phrases import (
     _ALTERNATIVES,
     _BLOCKING,
+    _CONDITIONAL_REQUEST,
     _DECISION,
     _DONE_VERBS,
     _EXTENSION,
@@ -92,13 +93,25 @@ def _sentence_of(text: str, needle: str | None) -> str | None:
     return needle
 
 
+_CODE_LANG_NAMES = (
+    "python py javascript js jsx typescript ts tsx java kotlin kt go golang rust rs c h cpp c++ "
+    "cc hpp cs csharp ruby rb php swift elixir ex exs erlang scala dart vue svelte lua r julia "
+    "haskell hs clojure ocaml fsharp perl groovy objc objective-c html css scss sass less json "
+    "jsonc yaml yml toml ini xml sql graphql proto dockerfile makefile cmake terraform hcl nix "
+    "diff patch markdown md mdx tex latex"
+)
+_CODE_LANGS = frozenset(_CODE_LANG_NAMES.split())
+"""Fence languages of source, config or a diff: what the agent wrote or proposes, never a tool's
+result (a `raise ValueError(...)` in a ```python block is no failed run)."""
+
+
 def output_status(
     lines: list[Line],
 ) -> tuple[Literal["success", "failure"] | None, str | None, int]:
     """The last test/build result printed by a tool: success, failure, or None."""
     for ln in reversed(lines):
-        if ln.zone == "prose":
-            continue
+        if ln.zone == "prose" or (ln.zone == "fence" and ln.lang in _CODE_LANGS):
+            continue  # a ```python block is code the agent wrote or proposes, not a result
         text = ln.text
         if _RESULT_FAIL.search(text) and not re.search(r"\b0 failed\b|\bno errors\b", text, re.I):
             return "failure", text.strip(), ln.no
@@ -122,7 +135,13 @@ _NEXT_WORK = re.compile(
 """What to do after finished work: the next step, or stopping — follow-up, not a blocker."""
 
 
-_PURPOSE = re.compile(r"\b(?:so|so that|and|then)\s+I\s+(?:can|could)\b", re.I)
+_OR_ANYTHING_ELSE = re.compile(r"\bor (?:[\w'’]+ ){0,6}(?:anything|something) else\b", re.I)
+"""'… or help you with anything else?': no second option, only an open offer."""
+
+
+_PURPOSE = re.compile(
+    r"\b(?:so|so that|and|then)\s+I\s+(?:can|could)\b|" + _CONDITIONAL_REQUEST, re.I
+)
 
 
 def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> QKind:
@@ -141,8 +160,12 @@ def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> 
             return "offer"
         return "decision" if alternatives or (_CHOICE.search(sentence) and not offer) else "offer"
     if offer and not blocking:
-        if _EXTENSION.search(sentence):
-            return "offer"  # "would you like me to also…", "…try a different approach?"
+        if _EXTENSION.search(sentence) and (
+            failed or not alternatives or _OR_ANYTHING_ELSE.search(sentence)
+        ):
+            # "would you like me to also…", "…try a different approach?"; but "Should I do X,
+            # or would you prefer a more detailed plan?" before any work still asks to choose
+            return "offer"
         if (done or failed) and not alternatives:
             return "offer"  # a yes/no offer after finished (or failed) work
         if not (alternatives or _DECISION.search(sentence) or PROPOSED.search(sentence)):

@@ -325,6 +325,12 @@ _REPORT_BACK = (
 )
 """The user does a step and reports back ("Let me know when the migrations are complete"): the
 agent's next step waits for it."""
+_CONDITIONAL_REQUEST = (
+    r"\bif you (?:can |could )?(?:provide|share|send|paste|post|upload|attach)\b[^.?!\n]{0,150}?"
+    r"\b(?:I|we)(?:['’]ll| will| can| could)\b"
+)
+"""Information only the user has, asked for as the condition of the next step ("If you can
+provide a sample of the timestamps, I can write a more precise fix"): a request, not an offer."""
 _BLOCKING = re.compile(
     r"\b(?:before I (?:proceed|continue|start|go ahead|make|change|begin|implement|wire|write)|bevor ich|"
     r"haven't (?:changed|modified|made|implemented|touched|started)|I have not (?:changed|modified|made|implemented)|"
@@ -370,7 +376,7 @@ _HUMAN_ACTION = re.compile(
     r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b|"
     # a question about what only the user sees or has: "What error are you getting when you run it?"
     r"\b(?:what|which|where|how)\b[^?.!\n]{0,50}\b(?:are|do|did|were) you (?:getting|seeing|get|see|"
-    r"using|running|observ\w+|expect\w*)\b[^.!\n]*\?|" + _REPORT_BACK,
+    r"using|running|observ\w+|expect\w*)\b[^.!\n]*\?|" + _CONDITIONAL_REQUEST + "|" + _REPORT_BACK,
     re.I,
 )
 UNCERTAIN = re.compile(
