@@ -125,3 +125,26 @@ def test_code_the_agent_proposes_is_no_failed_run() -> None:
         "determined\n1 failed\n```\n"
     )
     assert ran.verdict == "failed"
+
+
+def test_options_laid_out_for_the_user_without_a_question_mark_ask_to_choose() -> None:
+    out = interpret(
+        "The PRD now has R20; the tech spec is stale and needs re-deriving.\n\n"
+        "Let me know if you'd like me to (a) run the tech-spec refinement now, or (b) commit the "
+        "PRD-only changes first and revise the spec in a separate session."
+    )
+    assert (out.verdict, out.category) == ("needs_human", "ambiguous_requirements")
+    table = interpret(
+        "The table marks these conversions as unsupported, but the code handles them.\n\n"
+        "To make the documentation accurate, you could either:\n"
+        "1. Mark these conversions as supported\n"
+        "2. Add a note that they are untested\n"
+        "3. Add explicit tests for them\n"
+    )
+    assert table.verdict == "needs_human"
+    # after finished work the same advice is no question
+    done = interpret(
+        "I've fixed the import and all 31 tests pass.\n\n"
+        "If the deploy complains about the cache, you could either clear it or bump its key."
+    )
+    assert done.verdict == "completed"

@@ -21,7 +21,7 @@ from orchestrator.interpret.heuristics import read_unmarked
 from orchestrator.interpret.llm_judge import ask_llm
 from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
-from orchestrator.interpret.phrases import UNCERTAIN
+from orchestrator.interpret.phrases import OFFERED_CHOICE, UNCERTAIN
 from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
 from orchestrator.interpret.text import tail_text as tail_prose
 from orchestrator.interpret.uncertain import uncertainty_question
@@ -263,6 +263,8 @@ def interpret_rules(text: str) -> Interpretation:
         # a list of questions (in any language): requirements still to settle
         or sum(x.kind != "offer" for x in reading.questions) >= 3
         or (q is not None and _QUESTION_COUNT.search(q.text) is not None)
+        # options laid out for the user: "(a) … or (b) …", "you could either: …"
+        or (q is not None and not cli_prompt and OFFERED_CHOICE.search(q.text) is not None)
         # an offer to start work nothing was done for yet: what gets built is still open
         or (q is not None and q.kind == "offer")
         or (

@@ -30,6 +30,7 @@ from orchestrator.interpret.phrases import (
     COMPLETION,
     FAILURE,
     NOT_FAILURE,
+    OFFERED_CHOICE,
     UNCERTAIN,
 )
 from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
@@ -153,6 +154,8 @@ def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> 
     )
     blocking = bool(_BLOCKING.search(sentence)) or (paused and bool(_HUMAN_ACTION.search(sentence)))
     alternatives = bool(_ALTERNATIVES.search(sentence.replace("and/or", "and")))
+    if not done and OFFERED_CHOICE.search(sentence):
+        return "decision"  # options laid out for the user before (or instead of) the work
     if done and not blocking:
         # after finished and tested work only a real choice still blocks; the rest is follow-up,
         # including which step comes next ("Which next step should I take?", "…, or stop here?")
@@ -186,7 +189,11 @@ def find_questions(tail: list[Line], done: bool, failed: bool) -> list[Question]
     out: list[Question] = []
     for ln_sents in _sentences_with_lines(tail):
         no, s = ln_sents
-        is_q = s.rstrip().endswith("?") or bool(_HUMAN_ACTION.search(s))
+        is_q = (
+            s.rstrip().endswith("?")
+            or bool(_HUMAN_ACTION.search(s))
+            or bool(OFFERED_CHOICE.search(s))
+        )
         if not is_q or LABELLED_QUESTION.match(s) or len(re.findall(r"\w+", s)) < 2:
             continue  # a bare "?" (a user's turn in an export) asks nothing
         out.append(Question(s, _classify(s, done, failed, paused), no))

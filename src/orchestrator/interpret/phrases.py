@@ -325,6 +325,15 @@ _REPORT_BACK = (
 )
 """The user does a step and reports back ("Let me know when the migrations are complete"): the
 agent's next step waits for it."""
+OFFERED_CHOICE = re.compile(
+    r"\((?:a|1|i)\)[^?\n]{1,300}?\bor\b[^?\n]{0,300}?\((?:b|2|ii)\)|"
+    r"\b(?:you|we) (?:could|can|may|might) either\b|"
+    r"\b(?:you|we) have (?:two|three|four|a few|several) (?:options|choices)\b|\bthe options are\b|"
+    r"\bthere are (?:two|three|four|a few|several) (?:options|ways)\b",
+    re.I,
+)
+"""Options laid out for the user without a question mark: "Let me know if you'd like me to (a)
+run the refinement now, or (b) commit first", "To fix the table you could either: 1. … 2. …"."""
 _CONDITIONAL_REQUEST = (
     r"\bif you (?:can |could )?(?:provide|share|send|paste|post|upload|attach)\b[^.?!\n]{0,150}?"
     r"\b(?:I|we)(?:['’]ll| will| can| could)\b"
