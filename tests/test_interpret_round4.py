@@ -148,3 +148,24 @@ def test_options_laid_out_for_the_user_without_a_question_mark_ask_to_choose() -
         "If the deploy complains about the cache, you could either clear it or bump its key."
     )
     assert done.verdict == "completed"
+
+
+def test_an_export_ending_on_a_tool_call_that_never_returned_is_unfinished() -> None:
+    out = interpret(
+        "I've committed the PRD change.\n\n"
+        "```\n[doc/techspec 12e8846] docs: add R20 to the PRD\n 1 file changed\n```\n"
+        "</details>\n</tool-use>\n"
+        '<tool-use data-tool-type="shell" data-tool-name="run_terminal_command_v2"><details>\n'
+        "<summary>Tool use: **run_terminal_command_v2**</summary>\n"
+        "</details></tool-use>\n"
+    )
+    assert out.verdict == "failed"
+
+
+def test_roos_trouble_banner_ends_the_run_in_either_language() -> None:
+    for banner in (
+        "Roo is having trouble... This may indicate a failure in the model's thought process or "
+        "inability to use tools properly.",
+        "这可能表明模型思维过程失败或无法正确使用工具，可通过用户指导来缓解",
+    ):
+        assert interpret("I've updated the config.\n\n" + banner + "\n").verdict == "failed"

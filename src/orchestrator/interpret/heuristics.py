@@ -291,6 +291,21 @@ _CHECK_ITEM = re.compile(r"^[\s│|⎿]*(?:[-*•]\s*|\d+[.)]\s*)?(\[[ xX✓]\]|
 _UNCHECKED = ("[ ]", "☐", "⬜", "🔲")
 
 
+_RESULTLESS_TOOL = re.compile(
+    r"<tool-use\b[^>\n]*>\s*(?:<details>)?\s*<summary>[^<\n]*</summary>\s*</details>\s*</tool-use>\s*$"
+)
+"""A chat export's tool call with nothing in it but its name, where the output ends (SpecStory's
+`<tool-use …><details><summary>Tool use: **run_terminal_command_v2**</summary></details>`): the
+call never returned — the run stopped (stuck, cancelled) inside it."""
+
+
+def _ends_in_tool_call(lines: list[Line]) -> str | None:
+    last = "\n".join(ln.text.strip() for ln in lines[-12:] if ln.text.strip())
+    if _RESULTLESS_TOOL.search(last[-600:]):
+        return "the output ends on a tool call that never returned"
+    return None
+
+
 def _partial_checklist(lines: list[Line]) -> str | None:
     """The output ends on a checklist (a todo list, `- [x]` items) with some items ticked and
     others not: the work stopped part way."""
@@ -447,7 +462,11 @@ def read_unmarked(lines: list[Line]) -> Reading:
     if failed > 0 and failed >= done:
         confident = failed >= 3 and failed - done >= 2
         return _with(base, "failed", confident, evidence=error or fail_ev)
-    if (unapplied := _edit_not_applied(lines) or _partial_checklist(lines)) is not None:
+    if (
+        unapplied := _edit_not_applied(lines)
+        or _partial_checklist(lines)
+        or _ends_in_tool_call(lines)
+    ) is not None:
         return _with(base, "failed", False, evidence=unapplied, error=unapplied)
     if done > 0:
         confident = (done >= 3 and failed == 0) or done - failed >= 4
