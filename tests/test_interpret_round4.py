@@ -169,3 +169,15 @@ def test_roos_trouble_banner_ends_the_run_in_either_language() -> None:
         "这可能表明模型思维过程失败或无法正确使用工具，可通过用户指导来缓解",
     ):
         assert interpret("I've updated the config.\n\n" + banner + "\n").verdict == "failed"
+
+
+def test_an_adverb_between_is_and_complete_still_claims_the_work() -> None:
+    out = interpret(
+        "Feature 2.1 is now officially complete, with the engine and the screen fully "
+        "implemented.\n\nNext step on the roadmap: Step 2.2, the favourites list.\n\n"
+        "Shall I proceed with Step 2.2?"
+    )
+    assert out.verdict == "completed"
+    # "partially" claims nothing: no claim read, only the default
+    partial = interpret("The parser is partially implemented; the emitter is missing.")
+    assert partial.source == "default" and not partial.confident

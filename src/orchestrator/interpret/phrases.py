@@ -54,7 +54,8 @@ COMPLETION: _W = [
     ),
     (
         re.compile(
-            r"\b(?:is|are)\s+(?:now\s+)?(?:complete|done|implemented|fixed|in place|working|supported|green|idempotent|met|written|"
+            r"\b(?:is|are)\s+(?:now\s+)?(?:(?!partially\b|partly\b|only\b|barely\b|hardly\b|likely\b)[a-z]+ly\s+)?"
+            r"(?:complete|done|implemented|fixed|in place|working|supported|green|idempotent|met|written|"
             r"tested|merged|deployed|added|wired up)\b",
             re.I,
         ),
