@@ -181,3 +181,16 @@ def test_an_adverb_between_is_and_complete_still_claims_the_work() -> None:
     # "partially" claims nothing: no claim read, only the default
     partial = interpret("The parser is partially implemented; the emitter is missing.")
     assert partial.source == "default" and not partial.confident
+
+
+def test_an_account_that_must_change_is_no_transient_error() -> None:
+    from orchestrator.rules.platform import find_platform_error
+
+    for text in (
+        "Stream disconnected before completion: Your organization must be verified to use the "
+        "model `gpt-5-codex`.\n",
+        '> litellm.RateLimitError: VertexAIException - "code": 429, "message": "Gemini 2.5 Pro '
+        "Preview doesn't have a free quota tier. Please use another model.\"\n",
+    ):
+        found = find_platform_error(text)
+        assert found is not None and found.kind == "permission", text

@@ -256,7 +256,11 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"permission_error|PERMISSION_DENIED|PermissionDeniedError|" + _code("403") + r"|"
             r"does not have access to (?:the )?model|model_not_found|\bNotFoundError\b|"
             r"\bhas disabled\b[^\n]{0,60}\baccess\b|ask your admin(?:istrator)? to enable|"
-            r"\bmodel\b[^\n]{0,60}\bnot (?:supported|found|available)\b",
+            r"\bmodel\b[^\n]{0,60}\bnot (?:supported|found|available)\b|"
+            # the account itself must change (a plan with a tier for the model, a verified
+            # organisation): waiting for a reset never clears it
+            r"\b(?:doesn\\?['’]t|does not) have a free (?:quota )?tier\b|\bno free (?:quota )?tier\b|"
+            r"\borganization must be verified\b",
             re.I,
         ),
     ),
