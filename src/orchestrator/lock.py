@@ -126,7 +126,8 @@ class RunLock(StoreBase):
                 .values(lock_heartbeat=time.time())
             )
 
-    def release_lock(self, run_id: str, token: str) -> None:
+    def release_lock(self, run_id: str, token: str, status: str | None = None) -> None:
+        """Lets go of the run; with `status`, records the run's new status in the same commit."""
         with self.tx() as conn:
             conn.execute(
                 update(runs)
@@ -139,6 +140,13 @@ class RunLock(StoreBase):
                     lock_started=None,
                 )
             )
+            if status is not None:
+                conn.execute(
+                    update(runs)
+                    .where(runs.c.id == run_id)
+                    .values(status=status, updated_at=time.time())
+                )
+                self._event(conn, run_id, "run_status", {"status": status})
 
     # -- what the runner started ------------------------------------------------------------------
     def process_mark(self, run_id: str) -> str:

@@ -162,9 +162,9 @@ class Runner:
         started = time.monotonic()
         mark = self.store.process_mark(self.run_id)
         with terminated_as_interrupt(), frozen_heap():
+            status: RunStatus | None = None
             try:
                 with supervised(mark, self.record_process, background=True):
-                    self.ingest_decision_files()  # a bad one fails before anything is recorded
                     self.start(resumed)
                     try:
                         if self.lanes is not None:
@@ -175,11 +175,11 @@ class Runner:
                     except RunStopped:
                         pass
                 code = self.exit_code()
-                status: RunStatus = {0: "COMPLETED", 1: "FAILED"}.get(code, "PAUSED")  # type: ignore[assignment]
+                status = {0: "COMPLETED", 1: "FAILED"}.get(code, "PAUSED")  # type: ignore[assignment]
             except UserError:  # e.g. an invalid user-decision.json: one line, exit 2, resumable
                 if self.statuses:  # start() had marked it RUNNING
                     self.store.recover_interrupted(self.run_id)
-                    self.store.set_run_status(self.run_id, "PAUSED")
+                    status = "PAUSED"
                 raise
             except KeyboardInterrupt as exc:
                 self.store.recover_interrupted(self.run_id)
@@ -187,8 +187,8 @@ class Runner:
                 status = "INTERRUPTED"
             finally:
                 beat.stop()
-                self.store.release_lock(self.run_id, token)
-            self.store.set_run_status(self.run_id, status)
+                self.store.release_lock(self.run_id, token, status)  # one commit for both
+            assert status is not None  # set unless an exception went on
             self.emit(
                 RunFinished(
                     self.run_id,
@@ -214,16 +214,20 @@ class Runner:
             self.transition(task, *self.attempt(task))
 
     def start(self, resumed: bool) -> None:
-        """What a killed runner left is dealt with before anything runs: its processes are killed
-        and its attempts marked (`recover_interrupted`), then RunStarted lets observers make up
-        what it did not finish (a completed task's checkpoint)."""
-        cut = self.store.recover_interrupted(self.run_id)
-        self.store.set_run_status(self.run_id, "RUNNING")
-        self.emit(
-            RunStarted(self.run_id, self.plan.path, len(self.plan.tasks), self.agent.name, resumed)
-        )
+        """A killed runner's processes are killed and its attempts marked before anything runs;
+        RunStarted lets observers make up what it did not finish. A new run has none of that."""
+        cut: list[Any] = []
+        if resumed:
+            self.ingest_decision_files()  # a bad one fails before anything is recorded
+            cut = self.store.recover_interrupted(self.run_id)
+            self.store.set_run_status(self.run_id, "RUNNING")
+        n = len(self.plan.tasks)
+        self.emit(RunStarted(self.run_id, self.plan.path, n, self.agent.name, resumed))
         for a in cut:
             self.emit(AttemptInterrupted(self.run_id, a["task_id"], a["number"]))
+        if not resumed:  # recorded RUNNING, its tasks PENDING: nothing to read back or answer
+            self.statuses = {t.id: "PENDING" for t in self.plan.tasks}
+            return
         self.statuses = {t["task_id"]: t["status"] for t in self.store.tasks(self.run_id)}
         self.failed = "FAILED" in self.statuses.values()
         self.spent = self.store.spent(self.run_id)
@@ -439,11 +443,8 @@ class Runner:
             )
 
     def attempt_cap(self, task: Task) -> int:
-        return (
-            self.settings.max_e2e_fix_attempts
-            if task.is_verification
-            else self.settings.max_attempts
-        )
+        s = self.settings
+        return s.max_e2e_fix_attempts if task.is_verification else s.max_attempts
 
     def finished_task(
         self, task: Task, status: TaskStatusName, reason: str, last: Finished | None = None
@@ -574,7 +575,6 @@ class Runner:
 
     def ingest_answers(self) -> None:
         """At (re)start: answers given while nobody was running become the tasks' next step."""
-        self.ingest_decision_files()
         latest: dict[str, EscalationRow] = {}
         for esc in self.store.escalations(self.run_id):
             latest[esc["task_id"]] = esc
