@@ -194,3 +194,15 @@ def test_an_account_that_must_change_is_no_transient_error() -> None:
     ):
         found = find_platform_error(text)
         assert found is not None and found.kind == "permission", text
+
+
+def test_one_of_several_numbered_solutions_recommended_leaves_the_choice_open() -> None:
+    out = interpret(
+        "## 1. Socket timeouts\nRaise the socket timeout in the endpoint config.\n\n"
+        "## 2. Client heartbeat\nPush a heartbeat every 30 s.\n\n"
+        "## 3. Pool settings\nRaise the database pool's idle timeout.\n\n"
+        "## Recommended Approach\n"
+        "Start with **solutions 1 and 2** (timeouts + heartbeat). This should solve most idle "
+        "connection issues."
+    )
+    assert (out.verdict, out.category) == ("needs_human", "ambiguous_requirements")

@@ -330,7 +330,10 @@ OFFERED_CHOICE = re.compile(
     r"\((?:a|1|i)\)[^?\n]{1,300}?\bor\b[^?\n]{0,300}?\((?:b|2|ii)\)|"
     r"\b(?:you|we) (?:could|can|may|might) either\b|"
     r"\b(?:you|we) have (?:two|three|four|a few|several) (?:options|choices)\b|\bthe options are\b|"
-    r"\bthere are (?:two|three|four|a few|several) (?:options|ways)\b",
+    r"\bthere are (?:two|three|four|a few|several) (?:options|ways)\b|"
+    # one of several numbered solutions recommended: the others are still on the table
+    r"\b(?:recommend\w*|suggest\w*|start with|go with)\b[^.?!\n]{0,60}?(?:\b(?:solutions?|options?|"
+    r"approach(?:es)?|fix(?:es)?)\W{0,3}#?\d|\(\d\)|\b(?:option|approach|solution)\W{0,3}[A-D]\b)",
     re.I,
 )
 """Options laid out for the user without a question mark: "Let me know if you'd like me to (a)
