@@ -189,13 +189,12 @@ def find_questions(tail: list[Line], done: bool, failed: bool) -> list[Question]
     out: list[Question] = []
     for ln_sents in _sentences_with_lines(tail):
         no, s = ln_sents
-        is_q = (
-            s.rstrip().endswith("?")
-            or bool(_HUMAN_ACTION.search(s))
-            or bool(OFFERED_CHOICE.search(s))
-        )
-        if not is_q or LABELLED_QUESTION.match(s) or len(re.findall(r"\w+", s)) < 2:
-            continue  # a bare "?" (a user's turn in an export) asks nothing
+        asks = s.rstrip().endswith("?")
+        is_q = asks or bool(_HUMAN_ACTION.search(s)) or bool(OFFERED_CHOICE.search(s))
+        if not is_q or (asks and LABELLED_QUESTION.match(s)) or len(re.findall(r"\w+", s)) < 2:
+            # a bare "?" (a user's turn in an export) asks nothing; a heading glued to a request
+            # ("## Recommended Approach Start with solutions 1 and 2") is still one
+            continue
         out.append(Question(s, _classify(s, done, failed, paused), no))
     return out
 
