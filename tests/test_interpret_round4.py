@@ -206,3 +206,13 @@ def test_one_of_several_numbered_solutions_recommended_leaves_the_choice_open() 
         "connection issues."
     )
     assert (out.verdict, out.category) == ("needs_human", "ambiguous_requirements")
+
+
+def test_a_prediction_that_tests_will_pass_is_no_claim_that_they_did() -> None:
+    out = interpret(
+        "I changed the slug function to keep the hyphens.\n\n"
+        "Your test should now pass and the output should match the expected markdown."
+    )
+    assert not (out.verdict == "completed" and out.confident)
+    ran = interpret("I changed the slug function to keep the hyphens. The tests now pass.")
+    assert ran.verdict == "completed"

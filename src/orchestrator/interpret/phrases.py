@@ -33,7 +33,9 @@ COMPLETION: _W = [
     ),
     (
         re.compile(
-            r"\b(?:tests?|suite|build|lint|typecheck|mypy|ruff|CI)\b[^.\n]{0,30}\b(?:pass(?:es|ed)?|green|is clean|succeeds|"
+            # not a prediction ("your test should now pass", "the build will succeed")
+            r"\b(?:tests?|suite|build|lint|typecheck|mypy|ruff|CI)\b"
+            r"(?:(?!\b(?:should|will|would|might|may|could|to)\b)[^.\n]){0,30}\b(?:pass(?:es|ed)?|green|is clean|succeeds|"
             r"succeeded|no (?:new )?(?:errors|problems|issues|warnings))\b",
             re.I,
         ),
