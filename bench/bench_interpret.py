@@ -57,6 +57,12 @@ def cases() -> dict[str, str]:
         "many unclosed `<ask_followup_question>`": fill("<ask_followup_question><question>x"),
         "quoted lines `> ` (Aider tool output)": fill("> Applied edit to a.py  \n", tail=QUESTION),
         "'once you' without an end": fill("once you have ", tail=QUESTION),
+        # round 4's patterns: inline options, announced steps, tool records, recommendations
+        "inline `(a) … or` without a `(b)`": fill("(a) this or "),
+        "announced steps `Let's …` on one line": fill("Let's run it ", tail=":"),
+        "tool records `Status:` + blank lines": fill("Status: **completed**\n \n \n"),
+        "unclosed `<tool-use>` records": fill("<tool-use x><details><summary>Tool use</summary>"),
+        "'I recommend' without an option": fill("I recommend starting with "),
     }
 
 

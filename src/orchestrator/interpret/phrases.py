@@ -329,7 +329,8 @@ _REPORT_BACK = (
 """The user does a step and reports back ("Let me know when the migrations are complete"): the
 agent's next step waits for it."""
 OFFERED_CHOICE = re.compile(
-    r"\((?:a|1|i)\)[^?\n]{1,300}?\bor\b[^?\n]{0,300}?\((?:b|2|ii)\)|"
+    # no bracket between: each "(a)" scans only to the next one (many of them stay linear)
+    r"\((?:a|1|i)\)[^()?\n]{1,300}?\bor\s+\((?:b|2|ii)\)|"
     r"\b(?:you|we) (?:could|can|may|might) either\b|"
     r"\b(?:you|we) have (?:two|three|four|a few|several) (?:options|choices)\b|\bthe options are\b|"
     r"\bthere are (?:two|three|four|a few|several) (?:options|ways)\b|"
