@@ -216,3 +216,19 @@ def test_a_prediction_that_tests_will_pass_is_no_claim_that_they_did() -> None:
     assert not (out.verdict == "completed" and out.confident)
     ran = interpret("I changed the slug function to keep the hyphens. The tests now pass.")
     assert ran.verdict == "completed"
+
+
+def test_a_fix_handed_to_the_user_to_try_unverified_is_untested() -> None:
+    out = interpret(
+        "I've replaced the `@lru_cache` decorator with a dictionary cache keyed by strings.\n\n"
+        "Try running your code again. The schema translation should now work without the "
+        "unhashable type error. Let me know if you encounter any other issues!"
+    )
+    assert out.verdict == "failed" and not out.confident
+    # the same words after the agent ran it themselves are finished work
+    ran = interpret(
+        "I've replaced the `@lru_cache` decorator with a dictionary cache keyed by strings, and "
+        "I ran the example: the tests now pass.\n\n"
+        "Try running your code again. It should now work without the unhashable type error."
+    )
+    assert ran.verdict == "completed"

@@ -362,6 +362,32 @@ _FUTURE = re.compile(
 )
 
 
+_HEDGED_FIX = re.compile(
+    r"\bshould (?:now |then |also )?(?:work|pass|run|succeed|resolve|fix|be (?:fixed|resolved|working|gone))\b",
+    re.I,
+)
+_HAND_OVER = re.compile(
+    r"\b(?:Try (?:it|running|again|re-?running)|Please (?:try|test|run|re-?run)|"
+    r"You can now (?:re-?run|run|test|try))\b"
+)
+"""An imperative to the user (capitalised: it opens a sentence or a line), not "I can now try"."""
+_VERIFIED = re.compile(
+    r"\b(?:I (?:ran|re-?ran|tested|verified|confirmed)|(?:tests?|build) (?:now )?(?:pass\w*|succeed\w*))\b",
+    re.I,
+)
+
+
+def _handed_over_unverified(tail_text: str, status: str | None) -> str | None:
+    """The agent's last words hand its fix to the user to try and predict it "should work now",
+    and nothing in the output shows it was run: the fix is untested."""
+    if status == "success" or _VERIFIED.search(tail_text):
+        return None
+    last = " ".join(sentences(" ".join(tail_text.split()[-80:]))[-3:])
+    if _HEDGED_FIX.search(last) and _HAND_OVER.search(last):
+        return last
+    return None
+
+
 def _offer_to_start(
     questions: list[Question], tail: list[Line], done: bool | int, failed: int
 ) -> Question | None:
@@ -467,6 +493,10 @@ def read_unmarked(lines: list[Line]) -> Reading:
         or _ends_in_tool_call(lines)
     ) is not None:
         return _with(base, "failed", False, evidence=unapplied, error=unapplied)
+    if (handed := _handed_over_unverified(tail_text, status)) is not None:
+        return _with(
+            base, "failed", False, evidence=handed, error="the fix was not tried: " + handed
+        )
     if done > 0:
         confident = (done >= 3 and failed == 0) or done - failed >= 4
         return _with(
