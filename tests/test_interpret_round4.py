@@ -232,3 +232,13 @@ def test_a_fix_handed_to_the_user_to_try_unverified_is_untested() -> None:
         "Try running your code again. It should now work without the unhashable type error."
     )
     assert ran.verdict == "completed"
+
+
+def test_an_exhausted_usage_limit_is_the_platforms() -> None:
+    from orchestrator.rules.platform import find_platform_error
+
+    found = find_platform_error(
+        "Sorry, you have exhausted the agent mode usage limit. Please switch to ask mode and try "
+        "again later.\n"
+    )
+    assert found is not None and found.kind == "usage_limit"

@@ -476,6 +476,7 @@ _SELF_EVIDENT = re.compile(
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
     r"\bMax(?:imum)? session turns\b|\bmaximum number of turns\b|"
     r"\byou(?:['’]?ve| have) (?:hit|reached|exceeded) your\b[^\n]{0,40}\b(?:limit|quota)|"
+    r"\byou(?:['’]?ve| have) exhausted (?:the |your )[\w -]{0,30}\b(?:limit|quota)\b|"
     r"\byour (?:organization['’]s |account['’]s |plan['’]s )?[\w -]{0,30}\b(?:limit|quota|budget|credits?) "
     r"(?:has been |have been |was |is )?(?:reached|exceeded|exhausted|used up)|"
     r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
