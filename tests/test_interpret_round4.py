@@ -242,3 +242,11 @@ def test_an_exhausted_usage_limit_is_the_platforms() -> None:
         "again later.\n"
     )
     assert found is not None and found.kind == "usage_limit"
+
+
+def test_an_attempt_that_was_unsuccessful_failed() -> None:
+    out = interpret(
+        "An attempt was made to automatically fix this issue, but it was unsuccessful. A branch "
+        "named 'fix-issue-12' has been created with the attempted changes."
+    )
+    assert out.verdict == "failed"

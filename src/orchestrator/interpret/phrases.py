@@ -198,6 +198,7 @@ FAILURE: _W = [
         3,
     ),
     (re.compile(r"\b(?:I'm|I am) stuck\b|\bI (?:gave up|give up|am giving up)\b", re.I), 3),
+    (re.compile(r"\b(?:was|were|has been|have been) unsuccessful\b", re.I), 3),
     (
         re.compile(
             r"\b(?:tool call|request|command|operation) (?:was )?(?:cancell?ed|blocked|rejected|denied)\b",
