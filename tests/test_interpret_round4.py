@@ -250,3 +250,13 @@ def test_an_attempt_that_was_unsuccessful_failed() -> None:
         "named 'fix-issue-12' has been created with the attempted changes."
     )
     assert out.verdict == "failed"
+
+
+def test_aiders_record_that_no_tracked_file_changed_is_no_finished_edit() -> None:
+    out = interpret(
+        "These changes implement the dashboard as requested.\n\n"
+        "> Applied edit to dashboard.py  \n"
+        "> Applied edit to requirements.txt  \n"
+        "> No changes made to git tracked files.  \n"
+    )
+    assert out.verdict == "failed"

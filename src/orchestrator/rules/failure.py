@@ -264,6 +264,8 @@ FINAL_FAILURE = re.compile(
     r"AgentState\.ERROR|Invalid API Response|empty or unparsable|without value for required|"
     r"(?:Roo|Cline|Kilo|Kilo Code) (?:is having trouble|encountered a problem))\b|"
     r"\bfailure in the model['’]s thought process\b|"
+    # Aider: the edits it applied left every tracked file as it was
+    r"\bNo changes made to git tracked files\b|"
     # Roo's banners in Chinese (no word boundary between CJK characters)
     r"响应不完整|未使用任何工具|模型思维过程失败|无法正确使用工具|"
     r"(?:^|\n)\s*(?:\[ERROR\]|ERROR:|x Error\b|✗|✕|■|</?error(?:_details)?>)",
