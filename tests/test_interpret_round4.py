@@ -260,3 +260,13 @@ def test_aiders_record_that_no_tracked_file_changed_is_no_finished_edit() -> Non
         "> No changes made to git tracked files.  \n"
     )
     assert out.verdict == "failed"
+
+
+def test_being_told_you_have_been_rate_limited_is_the_platforms_rate_limit() -> None:
+    from orchestrator.rules.platform import find_platform_error
+
+    found = find_platform_error(
+        "Sorry, you have been rate-limited. Please wait a moment before trying again.\n\n"
+        "Server Error: rate limit exceeded Error Code: rate_limited\n"
+    )
+    assert found is not None and found.kind == "rate_limit"

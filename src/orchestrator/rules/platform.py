@@ -468,6 +468,7 @@ _SELF_EVIDENT = re.compile(
     r"^Connection failed\b|\bNetwork disconnected\b|\bhas disabled [^\n]{0,60}access\b|"
     r"\binvalid --api-key\b|^\d{3} No auth credentials|\bAPI Streaming Failed\b|"
     r"\byour request was rate-?limited\b|\byou['’]?ve hit a rate limit\b|"
+    r"\byou(?:['’]?ve| have) been rate[ -]?limited\b|\bError Code: rate_limited\b|"
     r"did not provide any assistant messages|\blast status: \d{3}\b|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
