@@ -88,19 +88,19 @@ SCORED = ("tune", "cv_a", "cv_b")
 #                                  B 0.815, 0.931, 0.887, 0.000
 #   unsure before: pool 251/519 = 48.4%, A 121/260 = 46.5%, B 130/259 = 50.2% (brain: pool
 #   56/107 = 52.3%, A 21/47, B 35/60).
-#   after (commit 6ac8916):        pool 0.838, 0.940, 0.947, 0.012; A 0.838, 0.942, 0.950, 0.023;
-#                                  B 0.838, 0.938, 0.944, 0.000
-#   unsure after: pool 249/519 = 48.0%, A 117/260 = 45.0%, B 132/259 = 51.0% (brain: pool
-#   63/115 = 54.8%, A 26/53, B 37/62). Finished work retried: 6/165 before and after.
-#   Still missed: 57 failures read as finished (success claimed, the next turn said it was still
+#   after (commit 719c24e):        pool 0.850, 0.942, 0.947, 0.012; A 0.846, 0.942, 0.950, 0.023;
+#                                  B 0.853, 0.942, 0.944, 0.000
+#   unsure after: pool 247/519 = 47.6%, A 116/260 = 44.6%, B 131/259 = 50.6% (brain: pool
+#   68/120 = 56.7%, A 28/55, B 40/65). Finished work retried: 4/165 before, 6/165 after.
+#   Still missed: 51 failures read as finished (success claimed, the next turn said it was still
 #   broken; no separating feature in the text: 'should work now' hedges, unverified claims and
 #   conceded leftovers occur as often in finished work), 8 escalations missed (4 questions or
 #   approvals, 4 platform or sandbox troubles), 11 failures escalated.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.838, 0.940, 0.947, 0.012),
-    "cv_a": (0.838, 0.942, 0.950, 0.023),
-    "cv_b": (0.838, 0.938, 0.944, 0.000),
+    "tune": (0.850, 0.942, 0.947, 0.012),
+    "cv_a": (0.846, 0.942, 0.950, 0.023),
+    "cv_b": (0.853, 0.942, 0.944, 0.000),
 }
 FLOOR = 0.10
 
