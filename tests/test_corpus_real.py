@@ -15,7 +15,7 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 `tune/` is the tuning pool of 519 cases (the first tune and holdback halves, holdback2 and
 holdback3; each held-back set was scored once, then moved in — README). A second hash splits the
 pool into cross-validation halves A and B. Held-back sets are collected apart and are not scored
-here while the rules are tuned.
+here while the rules are tuned; `holdback4/` (92) was scored once at the end of the fourth round.
 `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the rules' unsure
 rate. Nothing is written anywhere.
 """
@@ -50,12 +50,13 @@ OUTCOME = {
     "escalate": "escalate",
 }
 
-SETS = ("tune",)
+SETS = ("tune", "holdback4")
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
 # (2026-11-23, after commit 4fdec9f) and then moved into the pool (427 cases). `holdback3` was
 # scored once at the end of the third round (after commit b8c8cab) and moved into the pool on
-# 2026-11-24 01:21 UTC (519 cases).
-SCORED = ("tune", "cv_a", "cv_b")
+# 2026-11-24 01:21 UTC (519 cases). `holdback4` was scored once at the end of the fourth round
+# (after commit 719c24e).
+SCORED = ("tune", "cv_a", "cv_b", "holdback4")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -96,11 +97,18 @@ SCORED = ("tune", "cv_a", "cv_b")
 #   broken; no separating feature in the text: 'should work now' hedges, unverified claims and
 #   conceded leftovers occur as often in finished work), 8 escalations missed (4 questions or
 #   approvals, 4 platform or sandbox troubles), 11 failures escalated.
+#   holdback4 (92 new cases, collected apart while the round ran, mostly Claude Code 44, Gemini
+#   CLI 16, Aider 14, Codex 11; scored once with the final rules, 2026-11-24 01:53 UTC): 0.543,
+#   0.891, 0.577, 0.036, unsure 59/92 = 64.1% (the rules before the round, commit 0562579, scored
+#   on it the same morning: 0.543, 0.880, 0.577, 0.036, unsure 63/92 = 68.5%): the round did
+#   not carry over. Its misses: 25 failures read as finished, 11 escalations read as finished,
+#   5 finished outputs retried, one escalated.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
     "tune": (0.850, 0.942, 0.947, 0.012),
     "cv_a": (0.846, 0.942, 0.950, 0.023),
     "cv_b": (0.853, 0.942, 0.944, 0.000),
+    "holdback4": (0.543, 0.891, 0.577, 0.036),
 }
 FLOOR = 0.10
 
