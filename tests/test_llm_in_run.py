@@ -20,8 +20,9 @@ from orchestrator.judge import Judge
 from orchestrator.testing import Fail
 from orchestrator.testing.openai_chat import ChatCompletionsServer, user_messages
 
-UNSURE = "I looked at the task. There are a few ways to do this."
-"""Replay output the rules are not confident about (asserted below): `--llm` asks the LLM."""
+UNSURE = "I looked at the task. The cache could live in a few places."
+"""Replay output the rules are not confident about (asserted below): `--llm` asks the LLM. ('There
+are a few ways to do this.' was one until the rules learnt to read it as a choice left to the user.)"""
 
 LLM_QUESTION = "Should the cache live in memory or in Redis?"
 LLM_OPTIONS = ["In-memory dict", "Redis"]
