@@ -71,7 +71,8 @@ GIT_ENV = {
 _ALL: list[str] = []
 TELEMETRY_PAIRS = 11
 """On vs off is a difference of a few percent, inside one run's noise: it is the median ratio of
-at least this many interleaved pairs."""
+at least this many interleaved pairs. The CPU this process spent (the run's thread, the exporter's
+thread; not the agents, not the sink) is printed beside wall time: it moves less with the disk."""
 
 
 @contextlib.contextmanager
@@ -311,22 +312,29 @@ def measure(args: argparse.Namespace) -> None:
     with telemetry_on():
         orchestrated(5, False)  # warm-up: the SDK's imports
     times: dict[str, list[float]] = {"off": [], "on": []}
+    cpu: dict[str, list[float]] = {"off": [], "on": []}
     for _ in range(max(runs, TELEMETRY_PAIRS)):
-        times["off"].append(orchestrated(n, False))
-        with telemetry_on():
-            times["on"].append(orchestrated(n, False))
+        for side in ("off", "on"):
+            with telemetry_on() if side == "on" else contextlib.nullcontext():
+                start = time.process_time()
+                times[side].append(orchestrated(n, False))
+                cpu[side].append((time.process_time() - start) / n)
     off, on = (statistics.median(times[k]) for k in ("off", "on"))
     ratios = [b / a for a, b in zip(times["off"], times["on"], strict=True)]
+    cpu_off, cpu_on = (statistics.median(cpu[k]) for k in ("off", "on"))
+    cpu_ratios = [b / a for a, b in zip(cpu["off"], cpu["on"], strict=True)]
     print()
     print(
         f"| {n} tasks, no checkpoints, {len(ratios)} pairs | orchestrator / attempt "
-        "| on vs off: median of the pairs' ratios (their range) |"
+        "| on vs off: median of the pairs' ratios (their range) "
+        "| the bench process's CPU / attempt | CPU on vs off |"
     )
-    print("| --- | --- | --- |")
-    print(f"| telemetry off | {ms(off)} | {off_cost()} |")
+    print("| --- | --- | --- | --- | --- |")
+    print(f"| telemetry off | {ms(off)} | {off_cost()} | {ms(cpu_off)} | |")
     print(
         f"| telemetry on (OTLP/HTTP to a local sink) | {ms(on)} "
-        f"| {statistics.median(ratios):.2f}× {spread_of(ratios)} |"
+        f"| {statistics.median(ratios):.2f}× {spread_of(ratios)} | {ms(cpu_on)} "
+        f"| {statistics.median(cpu_ratios):.2f}× {spread_of(cpu_ratios)} |"
     )
 
 
