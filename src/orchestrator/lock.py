@@ -17,7 +17,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Connection, bindparam, select, update
 
 from orchestrator.agents import process
 from orchestrator.models import UserError
@@ -141,12 +141,14 @@ class RunLock(StoreBase):
                 )
             )
             if status is not None:
-                conn.execute(
-                    update(runs)
-                    .where(runs.c.id == run_id)
-                    .values(status=status, updated_at=time.time())
-                )
-                self._event(conn, run_id, "run_status", {"status": status})
+                self._run_status(conn, run_id, status)
+
+    def _run_status(self, conn: Connection, run_id: str, status: str, **payload: Any) -> None:
+        """The run's status and its `run_status` event, inside the caller's transaction."""
+        conn.execute(
+            update(runs).where(runs.c.id == run_id).values(status=status, updated_at=time.time())
+        )
+        self._event(conn, run_id, "run_status", {"status": status, **payload})
 
     # -- what the runner started ------------------------------------------------------------------
     def process_mark(self, run_id: str) -> str:

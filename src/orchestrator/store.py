@@ -260,12 +260,7 @@ class Store(RunLock, EscalationTable):
 
     def set_run_status(self, run_id: str, status: str, **payload: Any) -> None:
         with self.tx() as conn:
-            conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id)
-                .values(status=status, updated_at=time.time())
-            )
-            self._event(conn, run_id, "run_status", {"status": status, **payload})
+            self._run_status(conn, run_id, status, **payload)
 
     def update_settings(self, run_id: str, settings: dict[str, Any]) -> None:
         with self.tx() as conn:
