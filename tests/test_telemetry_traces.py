@@ -324,18 +324,23 @@ def _clean_env(tmp: Path) -> dict[str, str]:
     return cli_env(tmp)
 
 
-def test_sdk_disabled_exports_nothing(tmp_path: Path, receiver: Receiver) -> None:
-    before = len(receiver.requests)
-    proc = cli(
-        tmp_path,
+def _run_hello(tmp: Path, rec: Receiver, **env: str) -> Any:
+    """`orchestrator run examples/hello.md --agent replay` with the receiver and `env` set."""
+    return cli(
+        tmp,
         "run",
         str(EXAMPLES / "hello.md"),
         "--agent",
         "replay",
         "--workdir",
         "w",
-        **_otel(receiver, OTEL_SDK_DISABLED="true"),
+        **_otel(rec, **env),
     )
+
+
+def test_sdk_disabled_exports_nothing(tmp_path: Path, receiver: Receiver) -> None:
+    before = len(receiver.requests)
+    proc = _run_hello(tmp_path, receiver, OTEL_SDK_DISABLED="true")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(receiver.requests) == before
     with sqlite3.connect(tmp_path / "state.db") as conn:
@@ -349,16 +354,7 @@ def test_the_standard_sampler_variable_decides_for_the_whole_trace(
 ) -> None:
     """`OTEL_TRACES_SAMPLER=always_off`: the run's trace is recorded as not sampled and none of its
     spans is exported (spans are made by hand, so the sampler is asked for the trace's root)."""
-    proc = cli(
-        tmp_path,
-        "run",
-        str(EXAMPLES / "hello.md"),
-        "--agent",
-        "replay",
-        "--workdir",
-        "w",
-        **_otel(receiver, OTEL_TRACES_SAMPLER="always_off"),
-    )
+    proc = _run_hello(tmp_path, receiver, OTEL_TRACES_SAMPLER="always_off")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _, trace_id, meta = _trace_of(tmp_path)
     assert meta["otel"]["sampled"] is False
