@@ -253,6 +253,33 @@ def spread_of(ratios: list[float]) -> str:
     return f"({min(ratios):.2f}–{max(ratios):.2f})"
 
 
+def growth(small: int, large: int, runs: int) -> None:
+    """Per-attempt overhead (orchestrator − floor) at two plan sizes. Each round runs both sizes
+    and their floors back to back, so a slow minute of the machine lands on both sizes alike
+    (before: all small runs, then all large ones, against one floor of the small size, and the
+    two sizes differed by ±20% from one bench run to the next). Each size is compared with a
+    floor of its own size (its database, its WAL), the figure is the median of the rounds'
+    overheads; the rounds' own growth ratios give the range."""
+    over: dict[int, list[float]] = {small: [], large: []}
+    each: dict[int, list[float]] = {small: [], large: []}
+    for _ in range(runs):
+        for size in (small, large):
+            ours, base = orchestrated(size, False), floor(size, False)
+            each[size].append(ours)
+            over[size].append(ours - base)
+    print("| plan size | orchestrator / attempt | overhead / attempt (orchestrator − floor) |")
+    print("| --- | --- | --- |")
+    for size in (small, large):
+        print(
+            f"| {size:,} tasks | {ms(statistics.median(each[size]))} "
+            f"| {ms(statistics.median(over[size]))} |"
+        )
+    rounds = [b / a - 1 for a, b in zip(over[small], over[large], strict=True) if a > 0]
+    change = statistics.median(over[large]) / statistics.median(over[small]) - 1
+    spread = f"({min(rounds):+.0%} to {max(rounds):+.0%})" if rounds else ""
+    print(f"| {large:,} vs {small:,} | | {change:+.0%} {spread} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", type=int, default=200)
@@ -294,18 +321,8 @@ def measure(args: argparse.Namespace) -> None:
     if args.profile:
         orchestrated(n, False, args.profile)
     small, large = (int(x) for x in args.scale.split(","))
-    base = statistics.median(floor(small, False) for _ in range(runs))
-    per = {
-        size: statistics.median(orchestrated(size, False) for _ in range(runs))
-        for size in (small, large)
-    }
     print()
-    print("| plan size | orchestrator / attempt | overhead / attempt (orchestrator − floor) |")
-    print("| --- | --- | --- |")
-    for size, value in per.items():
-        print(f"| {size:,} tasks | {ms(value)} | {ms(value - base)} |")
-    growth = (per[large] - base) / (per[small] - base) - 1 if per[small] > base else float("nan")
-    print(f"| {large:,} vs {small:,} | | {growth:+.0%} |", flush=True)
+    growth(small, large, runs)
     if not telemetry_available():
         print("\n(telemetry: orchestrator.telemetry or the OpenTelemetry SDK is not installed)")
         return
