@@ -131,6 +131,39 @@ def test_second_runner_refused_dead_owner_taken_over(store: Store, tmp_path: Pat
     assert any(e["kind"] == "stale_lock_taken_over" for e in store.events("r1"))
 
 
+def test_a_new_run_is_locked_by_the_commit_that_records_it(store: Store, tmp_path: Path) -> None:
+    token = store.create_run("r1", _plan(), tmp_path, "replay", {}, locked=True)
+    assert token is not None and store.run("r1")["lock_owner"] == token  # type: ignore[index]
+    with pytest.raises(RunLocked, match="already being driven"):
+        store.acquire_lock("r1")
+    store.release_lock("r1", token, "COMPLETED")
+    assert store.run("r1")["status"] == "COMPLETED"  # type: ignore[index]
+    store.release_lock("r1", store.acquire_lock("r1"))
+    assert store.create_run("r2", _plan(), tmp_path, "replay", {}) is None
+    assert store.run("r2")["lock_owner"] is None  # type: ignore[index]
+
+
+def test_a_run_whose_observers_cannot_be_built_is_left_unlocked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock `create_run` takes is let go when the runner cannot be built, so the same
+    process (an API user, a test) can resume the run at once."""
+    from orchestrator import api
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no console")
+
+    monkeypatch.setattr(api, "build_runner", broken)
+    db = f"sqlite:///{tmp_path / 'state.db'}"
+    plan = Path(__file__).parent.parent / "examples" / "hello.md"
+    with pytest.raises(RuntimeError, match="no console"):
+        api.run(plan, agent="replay", db=db, workdir=str(tmp_path / "w"), interactive=False)
+    store = Store(db)
+    run_id = store.latest_run_id()
+    assert run_id is not None and store.run(run_id)["lock_owner"] is None  # type: ignore[index]
+    store.release_lock(run_id, store.acquire_lock(run_id))
+
+
 def test_bad_url_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="--db"):
         Store("nosuchdialect://x")

@@ -111,9 +111,14 @@ def run(
         checkpoints = Checkpoints(workdir, run_folder(meta, run_id), run_id)
         checkpoints.preflight(settings.allow_dirty)
         checkpoints.baseline()
-    store.create_run(run_id, plan, workdir, agent.name, meta)
-    runner = build_runner(store, run_id, settings, agent, reporter, interactive, checkpoints)
-    return runner.execute()
+    token = store.create_run(run_id, plan, workdir, agent.name, meta, locked=True)
+    assert token is not None
+    try:
+        runner = build_runner(store, run_id, settings, agent, reporter, interactive, checkpoints)
+    except BaseException:
+        store.release_lock(run_id, token)  # resumable, by this process too
+        raise
+    return runner.execute(token=token)
 
 
 def build_runner(

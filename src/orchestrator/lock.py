@@ -57,9 +57,23 @@ def _pid_alive(pid: int) -> bool:
 class RunLock(StoreBase):
     """Mixed into the Store: the lock lives in the runs table, next to the run it guards."""
 
-    def acquire_lock(self, run_id: str) -> str:
+    @staticmethod
+    def new_lock() -> tuple[str, dict[str, Any]]:
+        """A token for this process and the run's lock columns holding it: what `acquire_lock`
+        writes, and what `create_run(locked=True)` inserts with a new run."""
         host, pid = socket.gethostname(), os.getpid()
         token = f"{host}:{pid}:{uuid.uuid4().hex[:8]}"
+        values = {
+            "lock_owner": token,
+            "lock_pid": pid,
+            "lock_host": host,
+            "lock_heartbeat": time.time(),
+            "lock_started": process.stamp(pid),
+        }
+        return token, values
+
+    def acquire_lock(self, run_id: str) -> str:
+        token, held = self.new_lock()
         with self.tx() as conn:
             row = (
                 conn.execute(
@@ -89,13 +103,7 @@ class RunLock(StoreBase):
                     if row["lock_owner"] is None
                     else runs.c.lock_owner == row["lock_owner"]
                 )
-                .values(
-                    lock_owner=token,
-                    lock_pid=pid,
-                    lock_host=host,
-                    lock_heartbeat=time.time(),
-                    lock_started=process.stamp(pid),
-                )
+                .values(**held)
             ).rowcount
             if taken != 1:
                 raise RunLocked(f"run {run_id} was taken by another runner just now; try again")

@@ -153,11 +153,11 @@ class Runner:
         """`--parallel N`: drives the tasks instead of the loop below (`parallel.Lanes`)."""
 
     # -- the loop -------------------------------------------------------------------------------
-    def execute(self, *, resumed: bool = False) -> RunOutcome:
-        """Drive the run under its lock. Every process started meanwhile carries the run's mark
-        and its group is recorded; Ctrl-C and SIGTERM stop it the same way (attempts marked,
-        processes killed, lock released), exiting 130 and 143."""
-        token = self.store.acquire_lock(self.run_id)
+    def execute(self, *, resumed: bool = False, token: str | None = None) -> RunOutcome:
+        """Drive the run under its lock (`token`: held already, from `create_run`). Processes
+        started carry the run's mark and are recorded; Ctrl-C and SIGTERM stop it alike
+        (attempts marked, processes killed, lock released), exiting 130 and 143."""
+        token = token or self.store.acquire_lock(self.run_id)
         beat = Heartbeat(self.store, self.run_id, token)
         started = time.monotonic()
         mark = self.store.process_mark(self.run_id)

@@ -7,6 +7,7 @@ open, so a newer orchestrator can always read an older run. State changes that b
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -98,6 +99,19 @@ def _normalise_url(url: str) -> str:
 __all__ = ["AlreadyAnswered", "Row", "Store", "answered_message", "storable"]
 
 
+@functools.cache
+def _heads() -> frozenset[str]:
+    """The newest migration revisions, read from the migration files once per process (a
+    process that opens many stores, a fleet worker's, reads them once)."""
+    found = [
+        re.findall(r"^(down_)?revision\b[^=\n]*=\s*['\"]?([\w-]*)", f.read_text(), re.M)
+        for f in (files("orchestrator") / "migrations" / "versions").iterdir()
+        if f.name.endswith(".py")
+    ]
+    revs = {rev for pairs in found for down, rev in pairs if not down}
+    return frozenset(revs - {rev for pairs in found for down, rev in pairs if down})
+
+
 class Store(RunLock, EscalationTable):
     """All reads and writes of run state go through here (parameterised statements only)."""
 
@@ -137,13 +151,7 @@ class Store(RunLock, EscalationTable):
         """Bring the store to the newest revision. Alembic takes ~0.5 s to import, so it is
         imported only when the store's `alembic_version` is not the newest migration already."""
         folder = files("orchestrator") / "migrations"
-        found = [
-            re.findall(r"^(down_)?revision\b[^=\n]*=\s*['\"]?([\w-]*)", f.read_text(), re.M)
-            for f in (folder / "versions").iterdir()
-            if f.name.endswith(".py")
-        ]
-        revs = {rev for pairs in found for down, rev in pairs if not down}
-        heads = revs - {rev for pairs in found for down, rev in pairs if down}
+        heads = _heads()
         try:
             with self.engine.begin() as conn:
                 if conn.dialect.name == "postgresql":  # one migrator at a time (SQLite: first_use)
@@ -194,9 +202,20 @@ class Store(RunLock, EscalationTable):
 
     # -- runs ---------------------------------------------------------------------------------
     def create_run(
-        self, run_id: str, plan: Plan, workdir: Path, agent: str, settings: dict[str, Any]
-    ) -> None:
+        self,
+        run_id: str,
+        plan: Plan,
+        workdir: Path,
+        agent: str,
+        settings: dict[str, Any],
+        *,
+        locked: bool = False,
+    ) -> str | None:
+        """Record a new run, RUNNING with its tasks PENDING. `locked`: this process holds the
+        run's lock from the same commit (a new run needs no check of an owner), and its token is
+        returned for `Runner.execute`; else None."""
         now = time.time()
+        token, lock = self.new_lock() if locked else (None, {})
         with self.tx() as conn:
             conn.execute(
                 insert(runs).values(
@@ -209,6 +228,7 @@ class Store(RunLock, EscalationTable):
                     status="RUNNING",
                     created_at=now,
                     updated_at=now,
+                    **lock,
                 )
             )
             task_rows = [
@@ -233,6 +253,7 @@ class Store(RunLock, EscalationTable):
                 "run_started",
                 {"plan": plan.path, "tasks": len(plan.tasks), "agent": agent},
             )
+        return token
 
     def run(self, run_id: str) -> RunRow | None:
         with self.engine.connect() as conn:
