@@ -13,15 +13,17 @@ no channel; the replay agent has no model) is `none`.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from sqlalchemy import Connection, Engine, case, func, select
+from sqlalchemy import Connection, Engine, Select, case, func, select
 
 from orchestrator.rows import RunStatus, TaskStatusName
 from orchestrator.schema import attempts, escalations, events, runs, tasks
+from orchestrator.storebase import hot, rows
 
 Kind = Literal["counter", "gauge", "histogram"]
 Labels = tuple[tuple[str, str], ...]
@@ -191,30 +193,80 @@ class _Histogram:
         return tuple(out)
 
 
+@dataclass(frozen=True)
+class _Queries:
+    escalations: Select[Any]
+    loops: Select[Any]
+    attempts: Select[Any]
+    by_status: dict[str, Select[Any]]
+
+
+@functools.cache
+def _queries() -> _Queries:
+    """The aggregate queries, built once and run through `storebase.hot`: compiled once per
+    process and kind of database, not once per store (a process that ends many runs, each
+    pushing its store's metrics, compiled these five each time, ~1 ms apiece)."""
+    wait = func.coalesce(escalations.c.wait_s, escalations.c.answered_at - escalations.c.created_at)
+    answered = escalations.c.status == "answered"
+    keys = (
+        escalations.c.category,
+        escalations.c.level,
+        escalations.c.channel,
+        escalations.c.status,
+    )
+    bucket = _bucket(case((answered, wait), else_=None), WAIT_BUCKETS)
+    escalation_q = select(
+        *keys,
+        bucket,
+        func.count().label("n"),
+        func.sum(case((answered, wait), else_=None)).label("wait_sum"),
+    ).group_by(*keys, bucket)
+
+    payload = events.c.payload_json
+    kind = case(
+        *((payload.contains(f'"loop": "{k}"', autoescape=True), k) for k in LOOP_KINDS),
+        else_="other",
+    ).label("kind")
+    e2e = payload.contains(f'"reason": "{E2E_SUBJECT}', autoescape=True)
+    loop_type = case((e2e, "e2e"), else_="task").label("type")
+    loop_q = (
+        select(loop_type, kind, func.count().label("n"))
+        .where(
+            events.c.kind == "attempt_finished",
+            payload.contains('"loop": "', autoescape=True),
+        )
+        .group_by(loop_type, kind)
+    )
+
+    a = attempts.c
+    duration = _bucket(a.duration_s, ATTEMPT_BUCKETS)
+    attempt_q = (
+        select(
+            a.agent,
+            a.model,
+            a.verdict,
+            duration,
+            func.count().label("n"),
+            func.coalesce(func.sum(a.cost_usd), 0.0).label("cost"),
+            func.coalesce(func.sum(a.duration_s), 0.0).label("seconds"),
+        )
+        .where(a.verdict.is_not(None))
+        .group_by(a.agent, a.model, a.verdict, duration)
+    )
+    by_status = {
+        t.name: select(t.c.status.label("status"), func.count().label("n")).group_by(t.c.status)
+        for t in (tasks, runs)
+    }
+    return _Queries(escalation_q, loop_q, attempt_q, by_status)
+
+
 def _escalation_series(conn: Connection | None) -> list[Series]:
     """Opened escalations by category, level and answering channel; the open ones; the waits."""
     totals: dict[Labels, float] = defaultdict(float)
     open_now = 0.0
     waits = _Histogram(WAIT_BUCKETS)
     if conn is not None:
-        wait = func.coalesce(
-            escalations.c.wait_s, escalations.c.answered_at - escalations.c.created_at
-        )
-        answered = escalations.c.status == "answered"
-        keys = (
-            escalations.c.category,
-            escalations.c.level,
-            escalations.c.channel,
-            escalations.c.status,
-        )
-        bucket = _bucket(case((answered, wait), else_=None), WAIT_BUCKETS)
-        q = select(
-            *keys,
-            bucket,
-            func.count().label("n"),
-            func.sum(case((answered, wait), else_=None)).label("wait_sum"),
-        ).group_by(*keys, bucket)
-        for row in conn.execute(q).mappings():
+        for row in rows(hot(conn, _queries().escalations, {})):
             channel = _label(row["channel"])
             labels = (
                 ("category", _label(row["category"])),
@@ -262,22 +314,7 @@ def _loop_series(conn: Connection | None) -> Series:
         (("type", t), ("kind", k)): 0.0 for t in LOOP_TYPES for k in LOOP_KINDS
     }
     if conn is not None:
-        payload = events.c.payload_json
-        kind = case(
-            *((payload.contains(f'"loop": "{k}"', autoescape=True), k) for k in LOOP_KINDS),
-            else_="other",
-        ).label("kind")
-        e2e = payload.contains(f'"reason": "{E2E_SUBJECT}', autoescape=True)
-        loop_type = case((e2e, "e2e"), else_="task").label("type")
-        q = (
-            select(loop_type, kind, func.count().label("n"))
-            .where(
-                events.c.kind == "attempt_finished",
-                payload.contains('"loop": "', autoescape=True),
-            )
-            .group_by(loop_type, kind)
-        )
-        for row in conn.execute(q).mappings():
+        for row in rows(hot(conn, _queries().loops, {})):
             key = (("type", str(row["type"])), ("kind", str(row["kind"])))
             counts[key] = counts.get(key, 0.0) + float(row["n"])
     return Series(
@@ -297,22 +334,7 @@ def _attempt_series(conn: Connection | None) -> list[Series]:
     cost: dict[Labels, float] = defaultdict(float)
     durations = _Histogram(ATTEMPT_BUCKETS)
     if conn is not None:
-        a = attempts.c
-        bucket = _bucket(a.duration_s, ATTEMPT_BUCKETS)
-        q = (
-            select(
-                a.agent,
-                a.model,
-                a.verdict,
-                bucket,
-                func.count().label("n"),
-                func.coalesce(func.sum(a.cost_usd), 0.0).label("cost"),
-                func.coalesce(func.sum(a.duration_s), 0.0).label("seconds"),
-            )
-            .where(a.verdict.is_not(None))
-            .group_by(a.agent, a.model, a.verdict, bucket)
-        )
-        for row in conn.execute(q).mappings():
+        for row in rows(hot(conn, _queries().attempts, {})):
             agent = ("agent", _label(row["agent"]))
             count[(agent, ("verdict", _label(row["verdict"])))] += row["n"]
             cost[(agent, ("model", _label(row["model"])))] += float(row["cost"])
@@ -350,8 +372,8 @@ def _status_gauge(
 ) -> Series:
     counts: dict[Labels, float] = {(("status", s),): 0.0 for s in statuses}
     if conn is not None:
-        for status, n in conn.execute(select(column, func.count()).group_by(column)):
-            counts[(("status", _label(status)),)] = float(n)
+        for row in rows(hot(conn, _queries().by_status[column.table.name], {})):
+            counts[(("status", _label(row["status"])),)] = float(row["n"])
     return Series(name, "gauge", help_text, ("status",), _samples(counts))
 
 

@@ -283,8 +283,11 @@ class Store(RunLock, EscalationTable):
         with self.tx() as conn:
             self._run_status(conn, run_id, status, **payload)
 
-    def update_settings(self, run_id: str, settings: dict[str, Any]) -> None:
-        with self.tx() as conn:
+    def update_settings(
+        self, run_id: str, settings: dict[str, Any], *, durable: bool = True
+    ) -> None:
+        """`durable=False`: see `quick_tx` (for what a run can do without after a power cut)."""
+        with self.tx() if durable else self.quick_tx() as conn:
             conn.execute(
                 update(runs)
                 .where(runs.c.id == run_id)

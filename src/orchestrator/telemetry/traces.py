@@ -215,8 +215,8 @@ class TracingObserver:
             "span_id": trace.format_span_id(ctx.span_id),
             "sampled": ctx.trace_flags.sampled,  # a later process samples as the first did
         }
-        if row is not None:
-            self.store.update_settings(self.run_id, meta)
+        if row is not None:  # lost only with the machine's power: a resume then starts a trace
+            self.store.update_settings(self.run_id, meta, durable=False)
 
     def run_finished(self, e: RunFinished, now: int) -> None:
         if self.segment is not None:
