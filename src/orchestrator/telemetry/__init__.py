@@ -130,12 +130,12 @@ class Together:
     run waits for the longer of the two, not for both one after the other."""
 
     def __init__(self, traces: Observer, push: Observer) -> None:
-        self.traces, self.push = traces, push
-
-    def notify(self, event: Event) -> None:
         from orchestrator.events import RunFinished
 
-        if not isinstance(event, RunFinished):
+        self.traces, self.push, self.last = traces, push, RunFinished
+
+    def notify(self, event: Event) -> None:
+        if not isinstance(event, self.last):
             self.traces.notify(event)
             return
         pushing = threading.Thread(target=self._push, args=(event,), name="orchestrator-push")

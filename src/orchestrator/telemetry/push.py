@@ -37,6 +37,7 @@ from orchestrator import __version__, telemetry
 from orchestrator.events import Event, RunFinished
 from orchestrator.redaction import redact_text
 from orchestrator.schema import runs
+from orchestrator.storebase import hot
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.resources import Resource
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from orchestrator.store import Store
 
 logger = logging.getLogger("orchestrator.telemetry")
+
+_FIRST_RUN = select(func.min(runs.c.created_at))
+"""When the store's counters started: built once, compiled once per process (`storebase.hot`)."""
 
 UNITS = {"seconds": "s"}
 """metrics.py's units as UCUM (OTLP's); others pass as they are."""
@@ -117,7 +121,7 @@ class MetricsPush:
         )
         try:
             with self.store.engine.connect() as conn:
-                first = conn.execute(select(func.min(runs.c.created_at))).scalar()
+                first = hot(conn, _FIRST_RUN, {}).fetchone()[0]
             start = int((first or time.time()) * 1e9)
             data = metrics_data(metrics.read(self.store), telemetry.resource(self.config), start)
             ok = exporter.export(data) is MetricExportResult.SUCCESS

@@ -180,7 +180,8 @@ class TracingObserver:
 
     # -- events -----------------------------------------------------------------------------------
     def notify(self, event: Event) -> None:
-        if self.closed:
+        handler = _HANDLERS.get(type(event))
+        if self.closed or handler is None:  # the agent's own activity (many a second) makes none
             return
         now = time.time_ns()
         task_id: str | None = getattr(event, "task_id", None)
@@ -189,9 +190,7 @@ class TracingObserver:
                 wait.end(now)
             self.prev_ns[task_id] = self.last_ns.get(task_id, now)
             self.last_ns[task_id] = now
-        handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(self, event, now)
+        handler(self, event, now)
 
     def run_started(self, e: RunStarted, now: int) -> None:
         row = self.store.run(self.run_id)
