@@ -40,6 +40,14 @@ class RunLocked(UserError):
     """Another live process is driving this run."""
 
 
+_RELEASE = (
+    update(runs)
+    .where(runs.c.id == bindparam("w_run"), runs.c.lock_owner == bindparam("w_token"))
+    .values(lock_owner=None, lock_pid=None, lock_host=None, lock_heartbeat=None, lock_started=None)
+)
+_RUN_STATUS = update(runs).where(runs.c.id == bindparam("w_run"))
+"""Statements every run ends with, built once (`storebase.hot`)."""
+
 STALE_AFTER = 120.0
 """A heartbeat older than this (seconds) means a dead owner where liveness cannot be proven."""
 
@@ -137,25 +145,13 @@ class RunLock(StoreBase):
     def release_lock(self, run_id: str, token: str, status: str | None = None) -> None:
         """Lets go of the run; with `status`, records the run's new status in the same commit."""
         with self.tx() as conn:
-            conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id, runs.c.lock_owner == token)
-                .values(
-                    lock_owner=None,
-                    lock_pid=None,
-                    lock_host=None,
-                    lock_heartbeat=None,
-                    lock_started=None,
-                )
-            )
+            hot(conn, _RELEASE, {"w_run": run_id, "w_token": token})
             if status is not None:
                 self._run_status(conn, run_id, status)
 
     def _run_status(self, conn: Connection, run_id: str, status: str, **payload: Any) -> None:
         """The run's status and its `run_status` event, inside the caller's transaction."""
-        conn.execute(
-            update(runs).where(runs.c.id == run_id).values(status=status, updated_at=time.time())
-        )
+        hot(conn, _RUN_STATUS, {"w_run": run_id, "status": status, "updated_at": time.time()})
         self._event(conn, run_id, "run_status", {"status": status, **payload})
 
     # -- what the runner started ------------------------------------------------------------------

@@ -62,6 +62,14 @@ _UPDATE_TASK = update(tasks).where(
 _LAST_NUMBER = select(func.coalesce(func.max(attempts.c.number), 0)).where(
     attempts.c.run_id == bindparam("run_id"), attempts.c.task_id == bindparam("task_id")
 )
+_RUN = select(runs).where(runs.c.id == bindparam("id"))
+_TASKS = select(tasks).where(tasks.c.run_id == bindparam("run_id")).order_by(tasks.c.seq)
+_ATTEMPTS = select(attempts).where(attempts.c.run_id == bindparam("run_id")).order_by(attempts.c.id)
+_TASK_ATTEMPTS = (
+    select(attempts)
+    .where(attempts.c.run_id == bindparam("run_id"), attempts.c.task_id == bindparam("task_id"))
+    .order_by(attempts.c.id)
+)
 _INSERT_ATTEMPT = insert(attempts)
 _FINISH_ATTEMPT = (
     update(attempts)
@@ -257,8 +265,8 @@ class Store(RunLock, EscalationTable):
 
     def run(self, run_id: str) -> RunRow | None:
         with self.engine.connect() as conn:
-            r = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
-            return cast(RunRow, dict(r)) if r else None
+            found = rows(hot(conn, _RUN, {"id": run_id}))
+            return cast(RunRow, found[0]) if found else None
 
     def latest_run_id(self) -> str | None:
         with self.engine.connect() as conn:
@@ -304,8 +312,7 @@ class Store(RunLock, EscalationTable):
 
     def tasks(self, run_id: str) -> list[TaskRow]:
         with self.engine.connect() as conn:
-            q = select(tasks).where(tasks.c.run_id == run_id).order_by(tasks.c.seq)
-            return [self._task_row(r) for r in _dicts(conn.execute(q))]
+            return [self._task_row(r) for r in rows(hot(conn, _TASKS, {"run_id": run_id}))]
 
     def task(self, run_id: str, task_id: str) -> TaskRow:
         with self.engine.connect() as conn:
@@ -439,11 +446,12 @@ class Store(RunLock, EscalationTable):
         return esc_id
 
     def attempts(self, run_id: str, task_id: str | None = None) -> list[AttemptRow]:
-        q = select(attempts).where(attempts.c.run_id == run_id)
-        if task_id is not None:
-            q = q.where(attempts.c.task_id == task_id)
         with self.engine.connect() as conn:
-            return cast(list[AttemptRow], _dicts(conn.execute(q.order_by(attempts.c.id))))
+            if task_id is None:
+                found = hot(conn, _ATTEMPTS, {"run_id": run_id})
+            else:
+                found = hot(conn, _TASK_ATTEMPTS, {"run_id": run_id, "task_id": task_id})
+            return cast(list[AttemptRow], rows(found))
 
     def spent(self, run_id: str, task_id: str | None = None) -> float:
         """Recorded cost of the run (or one task), summed by the database."""
