@@ -44,7 +44,7 @@ from orchestrator.models import Plan, TaskStatus, UserError
 from orchestrator.redaction import redact_text
 from orchestrator.rows import AttemptRow, RunRow, TaskRow
 from orchestrator.schema import attempts, events, runs, tasks
-from orchestrator.storebase import hot, rows
+from orchestrator.storebase import hot, hot_many, rows
 from orchestrator.storefile import check_sqlite_file, first_use, open_error
 
 Row = dict[str, Any]
@@ -71,6 +71,8 @@ _TASK_ATTEMPTS = (
     .order_by(attempts.c.id)
 )
 _INSERT_ATTEMPT = insert(attempts)
+_INSERT_RUN = insert(runs)
+_INSERT_TASK = insert(tasks)
 _FINISH_ATTEMPT = (
     update(attempts)
     .where(
@@ -225,19 +227,21 @@ class Store(RunLock, EscalationTable):
         now = time.time()
         token, lock = self.new_lock() if locked else (None, {})
         with self.tx() as conn:
-            conn.execute(
-                insert(runs).values(
-                    id=run_id,
-                    plan_path=plan.path,
-                    plan_json=plan.model_dump_json(),
-                    workdir=str(workdir),
-                    agent=agent,
-                    settings_json=json.dumps(settings, default=str),
-                    status="RUNNING",
-                    created_at=now,
-                    updated_at=now,
+            hot(
+                conn,
+                _INSERT_RUN,
+                {
+                    "id": run_id,
+                    "plan_path": plan.path,
+                    "plan_json": plan.model_dump_json(),
+                    "workdir": str(workdir),
+                    "agent": agent,
+                    "settings_json": json.dumps(settings, default=str),
+                    "status": "RUNNING",
+                    "created_at": now,
+                    "updated_at": now,
                     **lock,
-                )
+                },
             )
             task_rows = [
                 {
@@ -254,7 +258,7 @@ class Store(RunLock, EscalationTable):
                 for seq, task in enumerate(plan.tasks)
             ]
             if task_rows:  # one executemany: a statement per task costs ~0.1 ms each
-                conn.execute(insert(tasks), task_rows)
+                hot_many(conn, _INSERT_TASK, task_rows)
             self._event(
                 conn,
                 run_id,

@@ -52,27 +52,38 @@ def hot(conn: Connection, stmt: Executable, params: dict[str, Any]) -> Any:
     set or insert) on the driver's cursor, with the dialect's type processors applied; returns
     that cursor (`rowcount`, `rows`). A statement SQLAlchemy must render per execution
     (expanding or escaped parameters) goes through `conn.execute` (its result) instead."""
+    return hot_many(conn, stmt, [params])
+
+
+def hot_many(conn: Connection, stmt: Executable, many: list[dict[str, Any]]) -> Any:
+    """`hot` for several rows of the same keys (an INSERT of a plan's tasks): one executemany."""
     if getattr(stmt, "is_dml", False) and not conn.in_transaction():
         # the driver's cursor does not autobegin SQLAlchemy's transaction: commit() would not
         # commit this write
         raise RuntimeError("hot() writes belong inside tx() or conn.begin()")
-    plan = _plan(conn, stmt, tuple(params))
+    plan = _plan(conn, stmt, tuple(many[0]))
     if plan is None:
-        return conn.execute(stmt, params)
+        return conn.execute(stmt, many[0] if len(many) == 1 else many)
     sql, binds, positional = plan
-    values = [
-        v if proc is None or v is None else proc(v)
-        for n, default, proc in binds
-        for v in (params.get(n, default),)
-    ]
+    names = [b[0] for b in binds]
+    args: list[Any] = []
+    for params in many:
+        values = [
+            v if proc is None or v is None else proc(v)
+            for n, default, proc in binds
+            for v in (params.get(n, default),)
+        ]
+        args.append(values if positional else dict(zip(names, values, strict=True)))
     driver: Any = conn.connection.driver_connection
     cursor = driver.cursor()
-    args = values if positional else dict(zip((b[0] for b in binds), values, strict=True))
     error = conn.dialect.loaded_dbapi.Error
     try:
-        cursor.execute(sql, args)
+        if len(args) == 1:
+            cursor.execute(sql, args[0])
+        else:
+            cursor.executemany(sql, args)
     except error as exc:  # raised as SQLAlchemy raises it: IntegrityError, OperationalError, …
-        raise DBAPIError.instance(sql, args, exc, error, dialect=conn.dialect) from exc
+        raise DBAPIError.instance(sql, args[0], exc, error, dialect=conn.dialect) from exc
     return cursor
 
 
