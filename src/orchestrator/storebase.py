@@ -39,7 +39,11 @@ def _plan(conn: Connection, stmt: Executable, keys: tuple[str, ...]) -> _Plan:
             raise RuntimeError("hot() is for module-constant statements, built once")
         compiled: Any = cast(Any, stmt).compile(dialect=dialect, column_keys=list(keys))
         names = compiled.positiontup or list(compiled.binds)
-        plain = not (compiled.literal_execute_params or compiled.escaped_bind_names)
+        plain = not (
+            compiled.literal_execute_params
+            or compiled.post_compile_params  # expanding (IN lists), rendered per execution
+            or compiled.escaped_bind_names
+        )
         procs = compiled._bind_processors
         params = tuple((n, compiled.binds[n].value, procs.get(n)) for n in names)
         plan = (str(compiled), params, compiled.positiontup is not None) if plain else None
