@@ -69,6 +69,9 @@ GIT_ENV = {
 
 
 _ALL: list[str] = []
+GROWTH_ROUNDS = 11
+"""The plan-size comparison is a difference of ~0.05 ms a step, and one run's mean step moves by
+up to ±0.1 ms from the next: it is the median of at least this many rounds."""
 TELEMETRY_PAIRS = 11
 """On vs off is a difference of a few percent, inside one run's noise: it is the median ratio of
 at least this many interleaved pairs. The CPU this process spent (the run's thread, the exporter's
@@ -322,7 +325,7 @@ def measure(args: argparse.Namespace) -> None:
         orchestrated(n, False, args.profile)
     small, large = (int(x) for x in args.scale.split(","))
     print()
-    growth(small, large, runs)
+    growth(small, large, max(runs, GROWTH_ROUNDS))
     if not telemetry_available():
         print("\n(telemetry: orchestrator.telemetry or the OpenTelemetry SDK is not installed)")
         return
