@@ -61,6 +61,8 @@ def hot(conn: Connection, stmt: Executable, params: dict[str, Any]) -> Any:
 
 def hot_many(conn: Connection, stmt: Executable, many: list[dict[str, Any]]) -> Any:
     """`hot` for several rows of the same keys (an INSERT of a plan's tasks): one executemany."""
+    if not many:
+        raise ValueError("hot_many() needs at least one row")
     if getattr(stmt, "is_dml", False) and not conn.in_transaction():
         # the driver's cursor does not autobegin SQLAlchemy's transaction: commit() would not
         # commit this write
