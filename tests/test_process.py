@@ -115,3 +115,27 @@ def test_the_tail_kept_from_the_pipe_is_the_files_tail(tmp_path: Path) -> None:
     assert result.kept is not None and len(result.kept) == TAIL_BYTES
     for limit in (TAIL_BYTES, 1001, 7):
         assert result.stdout_tail(limit) == tail(tmp_path / "out.txt", limit)
+
+
+def test_a_group_still_running_after_report_after_is_reported_once_and_a_quick_one_never(
+    tmp_path: Path,
+) -> None:
+    """While a run is driven in the background mode, `run_process` reports the group itself from
+    its wait loop: once, while the leader still runs, and not at all for a process that ended
+    within REPORT_AFTER (the run's mark finds what it leaves)."""
+    from orchestrator.agents import process
+
+    seen: list[tuple[int, bool]] = []
+
+    def on_spawn(pid: int) -> None:
+        seen.append((pid, process.stamp(pid) is not None))  # recorded while it is alive
+
+    with process.supervised("test-mark", on_spawn, background=True):
+        run_process(  # ends in ~1 ms
+            ["/bin/true"], cwd=tmp_path, stdout_path=tmp_path / "o", stderr_path=tmp_path / "e"
+        )
+        assert seen == []
+        started = time.monotonic()
+        _run(tmp_path, "import time; time.sleep(0.3)")
+        assert time.monotonic() - started < 2.0
+    assert len(seen) == 1 and seen[0][1]

@@ -11,11 +11,13 @@ Nothing outlives its step: after every process the whole group is killed (SIGTER
 for whatever ignores it). While a run is driven (`supervised`) every process carries the run's
 mark in its environment and each new group is reported (the store records it with the leader's
 `stamp`), so a later runner kills what a killed one left behind before anything runs again. The
-report may be made on a thread of its own while the process runs (`background=True`): the group's
-record is a third write per attempt, and it need not delay the process (the mark finds what
-starts before it lands); the process is reaped only after it, so its pid cannot be reused meanwhile.
-On Linux a process that ends within `REPORT_AFTER` (10 ms) is not recorded at all: nothing of it
-is left to find but descendants, and they carry the mark.
+report may be made while the process runs (`background=True`): the group's record is a third
+write per attempt, and it need not delay the process (the mark finds what starts before it
+lands); the process is reaped only after it, so its pid cannot be reused meanwhile. On Linux a
+process that ends within `REPORT_AFTER` (10 ms) is not recorded at all: nothing of it is left to
+find but descendants, and they carry the mark. `run_process` makes that report itself, from the
+loop that waits on the process (a thread handed each report cost ~2% of a short attempt);
+processes an SDK starts are reported on a reporting thread (`spawned`).
 """
 
 from __future__ import annotations
@@ -344,11 +346,14 @@ def run_process(
         )
         exited = threading.Event()
         lines = _Lines(on_line)
+        due = _report_due(start)
         try:
-            pending = spawned(proc.pid, exited)
+            pending = None if due is not None else spawned(proc.pid, exited)
             if out is None:  # read from a pipe: its file is created while the process starts
                 out = files.enter_context(_create(stdout_path))
-            timed_out = _supervise(proc, out, err, deadline, stdin_data, lines, paused, pending)
+            timed_out = _supervise(
+                proc, out, err, deadline, stdin_data, lines, paused, pending, due
+            )
             exited.set()
         except BaseException:
             with contextlib.suppress(Exception):
@@ -372,6 +377,19 @@ def run_process(
         timed_out,
         bytes(lines.kept[-TAIL_BYTES:]) if on_line is not None else None,
     )
+
+
+def _report_due(start: float) -> float | None:
+    """When `_supervise` itself reports the group (background reporting on Linux): after
+    `REPORT_AFTER`, if the leader still runs. Its loop waits on the process anyway, so no
+    thread is handed the report and waited for; None: `spawned` reports it."""
+    return start + REPORT_AFTER if _background and _LINUX and _on_spawn is not None else None
+
+
+def _report_now(pid: int) -> None:
+    """The report `_report_due` scheduled, made if the leader is still alive (not a zombie)."""
+    if _on_spawn is not None and stamp(pid) is not None:
+        _on_spawn(pid)
 
 
 def _create(path: Path) -> BinaryIO:
@@ -439,9 +457,10 @@ def _supervise(
     lines: _Lines,
     paused: Callable[[], float] | None = None,
     report: Future[None] | None = None,
+    report_due: float | None = None,
 ) -> bool:
     """Feed stdin, copy stdout to `out` line by line and stderr to `err`, until exit and EOF;
-    True on timeout."""
+    True on timeout. At `report_due`, a leader still running is reported (`_report_now`)."""
     sel = selectors.DefaultSelector()
     with sel, _exit_fd(proc) as exit_fd:
         sel.register(exit_fd, selectors.EVENT_READ, "exit")
@@ -470,9 +489,17 @@ def _supervise(
                 exited, deadline = True, time.monotonic() + EOF_GRACE
                 _drop(sel, proc.stdin)
                 continue
+            if report_due is not None:
+                wait = report_due - time.monotonic()
+                if wait <= 0:
+                    report_due = None
+                    if not exited:
+                        _report_now(proc.pid)
+                    continue
+                left = wait if left is None else min(left, wait)
             for key, _ in sel.select(left):
                 if key.data == "exit":
-                    exited = True
+                    exited, report_due = True, None
                     sel.unregister(key.fileobj)
                     grace = time.monotonic() + EOF_GRACE
                     deadline = grace if deadline is None else min(deadline, grace)
