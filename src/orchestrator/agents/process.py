@@ -124,11 +124,11 @@ def mark_vars() -> dict[str, str]:
     return {MARK_VAR: _mark} if _mark is not None else {}
 
 
-def spawned(pid: int, exited: threading.Event | None = None) -> Future[None] | None:
-    """Report a process (group), e.g. one an SDK started. In the background, the report is
-    skipped if the leader has already exited (nothing is left to find by it) or, given `exited`
-    (set when it ends), ends within `REPORT_AFTER`; the future is waited for before the process
-    is reaped (`settle`)."""
+def spawned(pid: int) -> Future[None] | None:
+    """Report a process (group), e.g. one an SDK started. In the background, the report is made
+    on the reporting thread and skipped on Linux if the leader has already exited (nothing is left
+    to find by it); the future is waited for before the process is reaped (`settle`).
+    `run_process` reports its own processes (`_report_due`)."""
     global _reporter
     if _on_spawn is None:
         return None
@@ -140,8 +140,7 @@ def spawned(pid: int, exited: threading.Event | None = None) -> Future[None] | N
     report = _on_spawn
 
     def record() -> None:
-        ended = _LINUX and exited is not None and exited.wait(REPORT_AFTER)
-        if not _LINUX or (not ended and stamp(pid) is not None):
+        if not _LINUX or stamp(pid) is not None:
             report(pid)
 
     return _reporter.submit(record)
@@ -344,17 +343,15 @@ def run_process(
             env=marked_env(env),
             start_new_session=True,
         )
-        exited = threading.Event()
         lines = _Lines(on_line)
         due = _report_due(start)
         try:
-            pending = None if due is not None else spawned(proc.pid, exited)
+            pending = None if due is not None else spawned(proc.pid)
             if out is None:  # read from a pipe: its file is created while the process starts
                 out = files.enter_context(_create(stdout_path))
             timed_out = _supervise(
                 proc, out, err, deadline, stdin_data, lines, paused, pending, due
             )
-            exited.set()
         except BaseException:
             with contextlib.suppress(Exception):
                 settle(pending)  # before the group is reaped
