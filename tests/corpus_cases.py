@@ -71,3 +71,30 @@ def unsure_rates(cases: list[Case], got: list[Any]) -> str:
         f"brain unsure (LLM calls with --brain auto): {brain_unsure}/{m} = "
         f"{brain_unsure / m if m else 0:.1%} of attempts judged failed"
     )
+
+
+FOLDER = {"completed": "proceed", "failed": "retry", "needs_human": "escalate"}
+"""What the orchestrator should do with a real output, by the folder it is filed under."""
+OUTCOME = {
+    "complete": "proceed",
+    "retry": "retry",
+    "consult": "retry",
+    "wait": "retry",
+    "backoff": "retry",
+    "escalate": "escalate",
+}
+"""What the judge's outcome does: proceed, retry (a wait or back-off counts) or escalate."""
+
+
+def what_it_does(decision: Any, platform: str | None) -> tuple[str, str | None]:
+    """A `judge.Decision` as scored on real outputs: proceed/retry/escalate, and the category —
+    the escalation's, or for a wait / back-off the platform kind's (a usage limit is
+    `external_service` even while the run waits for its reset); None otherwise."""
+    from orchestrator.rules.platform import KINDS
+
+    category: str | None = None
+    if decision.outcome == "escalate":
+        category = decision.escalation.category if decision.escalation else None
+    elif decision.outcome in ("wait", "backoff") and platform in KINDS:
+        category = KINDS[platform].category
+    return OUTCOME[decision.outcome], category

@@ -45,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.corpus_cases import Case, load_cases  # noqa: E402
+from tests.corpus_cases import FOLDER, Case, load_cases, what_it_does  # noqa: E402
 
 from orchestrator.agents.base import AgentResult  # noqa: E402
 from orchestrator.config import Settings  # noqa: E402
@@ -55,7 +55,6 @@ from orchestrator.interpret.text import sentences  # noqa: E402
 from orchestrator.interpret.uncertain import uncertainty_question  # noqa: E402
 from orchestrator.judge import Judge, TaskState  # noqa: E402
 from orchestrator.models import Category, Task, Verdict  # noqa: E402
-from orchestrator.rules.platform import KINDS  # noqa: E402
 
 # The model: features of one output and the verdict it would give (no weights are shipped).
 
@@ -212,9 +211,6 @@ SETS = {
     "corpus": ROOT / "tests/corpus",
     "corpus_holdout": ROOT / "tests/corpus_holdout",
 }
-OUTCOME = {"complete": "proceed", "retry": "retry", "consult": "retry", "wait": "retry"}
-OUTCOME |= {"backoff": "retry", "escalate": "escalate"}
-FOLDER = {"completed": "proceed", "failed": "retry", "needs_human": "escalate"}
 FOLDS = 5
 SEED = 11
 GRID = [*(round(0.35 + 0.05 * i, 2) for i in range(13)), 1.01]  # 0.35 .. 0.95, never
@@ -253,12 +249,7 @@ def decide(text: str, reading: Interpretation) -> tuple[str, str | None]:
     """The decision and category a run makes after a first attempt read as READING, no gates."""
     _JUDGE.reading = reading
     d = _JUDGE.decide(Task(id="1", title="corpus case"), AgentResult(text, 0), [], TaskState([]))
-    category: str | None = None
-    if d.outcome == "escalate":
-        category = d.escalation.category if d.escalation else None
-    elif d.outcome in ("wait", "backoff") and reading.platform in KINDS:
-        category = KINDS[reading.platform].category
-    return OUTCOME[d.outcome], category
+    return what_it_does(d, reading.platform)
 
 
 @dataclass

@@ -29,26 +29,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.corpus_cases import Case, load_cases, unsure_rates
+from tests.corpus_cases import FOLDER, Case, load_cases, unsure_rates, what_it_does
 
 from orchestrator.agents.base import AgentResult
 from orchestrator.config import Settings
 from orchestrator.interpret import Interpretation, interpret
 from orchestrator.judge import Judge, TaskState
 from orchestrator.models import Task
-from orchestrator.rules.platform import KINDS
 
 CORPUS = Path(__file__).parent / "corpus_real"
-FOLDER = {"completed": "proceed", "failed": "retry", "needs_human": "escalate"}
 CATEGORIES = ("ambiguous_requirements", "extreme_destructive", "external_service")
-OUTCOME = {
-    "complete": "proceed",
-    "retry": "retry",
-    "consult": "retry",
-    "wait": "retry",
-    "backoff": "retry",
-    "escalate": "escalate",
-}
 
 SETS = ("tune", "holdback4")
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
@@ -148,12 +138,7 @@ def decide(text: str) -> tuple[Interpretation, str, str | None]:
     judge = Judge(Settings())
     d = judge.decide(Task(id="1", title="corpus case"), AgentResult(text, 0), [], TaskState([]))
     interp = d.interpretation or interpret(text)
-    category: str | None = None
-    if d.outcome == "escalate":
-        category = d.escalation.category if d.escalation else None
-    elif d.outcome in ("wait", "backoff") and interp.platform in KINDS:
-        category = KINDS[interp.platform].category
-    return interp, OUTCOME[d.outcome], category
+    return interp, *what_it_does(d, interp.platform)
 
 
 def score(cases: list[Case]) -> list[Scored]:
