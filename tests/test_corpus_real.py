@@ -12,10 +12,10 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 - escalations caught: recall of `escalate`;
 - false escalations on finished work: the share of `proceed` cases decided `escalate`.
 
-`tune/` is the tuning pool of 519 cases (the first tune and holdback halves, holdback2 and
-holdback3; each held-back set was scored once, then moved in — README). A second hash splits the
+`tune/` is the tuning pool of 611 cases (the first tune and holdback halves, holdback2, holdback3
+and holdback4; each held-back set was scored once, then moved in — README). A second hash splits the
 pool into cross-validation halves A and B. Held-back sets are collected apart and are not scored
-here while the rules are tuned; `holdback4/` (92) was scored once at the end of the fourth round.
+here while the rules are tuned.
 `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the rules' unsure
 rate. Nothing is written anywhere.
 """
@@ -40,13 +40,13 @@ from orchestrator.models import Task
 CORPUS = Path(__file__).parent / "corpus_real"
 CATEGORIES = ("ambiguous_requirements", "extreme_destructive", "external_service")
 
-SETS = ("tune", "holdback4")
+SETS = ("tune",)
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
 # (2026-11-23, after commit 4fdec9f) and then moved into the pool (427 cases). `holdback3` was
 # scored once at the end of the third round (after commit b8c8cab) and moved into the pool on
 # 2026-11-24 01:21 UTC (519 cases). `holdback4` was scored once at the end of the fourth round
 # (after commit 719c24e).
-SCORED = ("tune", "cv_a", "cv_b", "holdback4")
+SCORED = ("tune", "cv_a", "cv_b")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -94,11 +94,16 @@ SCORED = ("tune", "cv_a", "cv_b", "holdback4")
 #   not carry over. Its misses: 25 failures read as finished, 11 escalations read as finished,
 #   5 finished outputs retried, one escalated.
 # Floors: measured - 0.10 (false escalations: measured + 0.10), against gross regressions only.
+# holdback4 was then moved, unchanged, into the pool (2026-11-24 06:40 UTC). Fifth round, pool of
+# 611 (same CV hash):
+#   before (commit 2ee3024 rules): pool 0.804, 0.935, 0.893, 0.016; A 0.796, 0.945, 0.900, 0.029;
+#                                  B 0.811, 0.924, 0.885, 0.000
+#   unsure before: pool 306/611 = 50.1%, A 149/309 = 48.2%, B 157/302 = 52.0% (brain: pool
+#   76/137 = 55.5%, A 34/65, B 42/72).
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.850, 0.942, 0.947, 0.012),
-    "cv_a": (0.846, 0.942, 0.950, 0.023),
-    "cv_b": (0.853, 0.942, 0.944, 0.000),
-    "holdback4": (0.543, 0.891, 0.577, 0.036),
+    "tune": (0.804, 0.935, 0.893, 0.016),
+    "cv_a": (0.796, 0.945, 0.900, 0.029),
+    "cv_b": (0.811, 0.924, 0.885, 0.000),
 }
 FLOOR = 0.10
 
@@ -230,7 +235,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 519
+    assert total >= 611
 
 
 @pytest.mark.parametrize("split", SCORED)
