@@ -246,7 +246,11 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"failed to (?:refresh|authenticate|log ?in)|no (?:authentication|auth|credentials?) "
             r"(?:information )?(?:found|provided|configured)|no api keys? (?:were |was )?provided|"
             r"specify an? --model and an --api-key|\bLLM Provider NOT provided|"
-            r"invalid --api-key|api[ _-]?key format\b|no (?:auth|authentication) credentials",
+            r"invalid --api-key|api[ _-]?key format\b|no (?:auth|authentication) credentials|"
+            # a sign-in the platform tells the user to redo, or could not complete
+            r"\b(?:log|sign) ?(?:out and (?:log|sign) ?)?in again\b|\bre-?authenticate\b|"
+            r"\bfailed to sign ?in\b|\btoken could not be refreshed\b|\bset an auth method\b|"
+            r"\benvironment variables? before running\b",
             re.I,
         ),
     ),
@@ -481,7 +485,9 @@ _SELF_EVIDENT = re.compile(
     r"\byour (?:organization['’]s |account['’]s |plan['’]s )?[\w -]{0,30}\b(?:limit|quota|budget|credits?) "
     r"(?:has been |have been |was |is )?(?:reached|exceeded|exhausted|used up)|"
     r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
-    r"\bFailed to log ?in\b|\bno (?:authentication|auth|credentials?)(?: credentials| information)? found\b|"
+    r"\bFailed to (?:log|sign) ?in\b|\bplease (?:log|sign) ?(?:out and (?:log|sign) ?)?in again\b|"
+    r"\btoken could not be refreshed\b|\bplease set an auth method\b|"
+    r"\bspecify one of the following environment variables\b|\bno (?:authentication|auth|credentials?)(?: credentials| information)? found\b|"
     r"\bno api keys? (?:were |was )?provided|--model and an --api-key|\bLLM Provider NOT provided|"
     r"\bExecution failed: \d{3}\b|\bModel call failed\b|^\W*Continue to iterate\?|\"type\"\s*:\s*\"error\"|"
     r"\bIt can continue to iterate\b|"

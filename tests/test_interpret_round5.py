@@ -1,0 +1,41 @@
+"""Fifth round of general mechanisms for real outputs (issue 11), one behaviour each, on invented
+text: a sign-in the platform tells the user to redo, or could not complete, is a credential only
+a person can renew."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.agents.base import AgentResult
+from orchestrator.config import Settings
+from orchestrator.interpret import interpret
+from orchestrator.judge import Judge, TaskState
+from orchestrator.models import Task
+from orchestrator.rules.platform import find_platform_error
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your session token could not be refreshed. Please log out and sign in again.",
+        "Failed to sign in. Message: the authorization server did not answer",
+        "Please set an Auth method in ~/.tool/settings.json before running.",
+        "Please specify one of the following environment variables before running: TOOL_API_KEY",
+        "Edited 2 files.\n\nError: your login has lapsed, please log in again",
+    ],
+)
+def test_a_sign_in_to_redo_is_a_credential_for_a_person(text: str) -> None:
+    found = find_platform_error(text)
+    assert found is not None and found.kind == "authentication", text
+    d = Judge(Settings()).decide(Task(id="1", title="t"), AgentResult(text, 0), [], TaskState([]))
+    assert d.outcome == "escalate" and d.escalation is not None
+    assert d.escalation.category == "external_service"
+
+
+def test_finished_work_about_signing_in_is_still_finished() -> None:
+    text = (
+        "I've added the session expiry check: when the token cannot be refreshed, users are "
+        "sent to the login page to sign in again. All 14 tests pass.\n\nSTATUS: completed\n"
+    )
+    assert find_platform_error(text) is None
+    assert interpret(text).verdict == "completed"
