@@ -62,3 +62,41 @@ def test_a_statement_rendered_per_execution_goes_through_sqlalchemy(
     with store.engine.connect() as conn:
         found = rows(hot(conn, _IN, {"ids": ["a", "b", "zz"]}))
     assert sorted(r["task_id"] for r in found) == ["a", "b"]
+
+
+def test_a_held_connection_serves_this_threads_transactions_and_reads_only(
+    store: Store, tmp_path: Path
+) -> None:
+    """Inside `held()` (SQLite), the thread's transactions and reads reuse one connection; a
+    transaction inside a transaction, another thread and a failed transaction get the pool's,
+    and the held one stays usable. PostgreSQL keeps using the pool."""
+    import threading
+
+    store.create_run("r1", Plan(path="p.md", format="milestone", tasks=[]), tmp_path, "x", {})
+    sqlite = store.url.startswith("sqlite")
+    with store.held():
+        with store.tx() as a, store.reading() as inner:
+            assert inner is not a  # a's transaction is open: the pool's connection
+        with store.tx() as b:
+            pass
+        with store.reading() as c:
+            pass
+        assert (a is b) == sqlite and (b is c) == sqlite
+        other: list[object] = []
+
+        def elsewhere() -> None:
+            with store.tx() as x:
+                other.append(x)
+
+        t = threading.Thread(target=elsewhere)
+        t.start()
+        t.join()
+        assert other[0] is not a
+        with pytest.raises(IntegrityError), store.tx() as conn:
+            hot_many(conn, _INSERT, [_row("r1", 1), _row("r1", 1)])
+        with store.tx() as d:
+            hot(d, _INSERT, _row("r1", 2))
+        assert (d is a) == sqlite and not d.in_transaction()
+    assert [t["task_id"] for t in store.tasks("r1")] == ["t2"]
+    with store.tx() as e:
+        assert e is not a  # after held(): the pool's again

@@ -22,6 +22,9 @@ from orchestrator.agents.base import AgentEvent
 INDENT = " " * 11
 _TAG = re.compile(r"(\\*)\[([a-z#/@][^[]*?)]")
 """A markup tag with the backslashes before it (rich.markup's RE_TAGS)."""
+_EMOJI_CODE = re.compile(r":\S*?:")
+"""What rich's emoji replacement can match (`:smile:`): most lines have a colon, few a code, and
+a search costs ~0.2 µs where the replacement costs ~4 µs."""
 
 
 def plain(markup: str) -> str:
@@ -35,7 +38,7 @@ def plain(markup: str) -> str:
         pos = m.end()
     out.append(markup[pos:].replace("\\[", "["))
     text = "".join(out)
-    return Emoji.replace(text) if ":" in text else text
+    return Emoji.replace(text) if _EMOJI_CODE.search(text) else text
 
 
 def fmt_duration(seconds: float | None) -> str:

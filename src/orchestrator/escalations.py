@@ -92,7 +92,7 @@ class EscalationTable(StoreBase):
         return int(esc_id)
 
     def escalation(self, esc_id: int) -> EscalationRow | None:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             r = (
                 conn.execute(select(escalations).where(escalations.c.id == esc_id))
                 .mappings()
@@ -117,7 +117,7 @@ class EscalationTable(StoreBase):
             q = q.where(escalations.c.task_id == task_id)
         if open_only:
             q = q.where(escalations.c.status == "open")
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             return [self._esc_row(r) for r in conn.execute(q).mappings()]
 
     def answer_escalation(

@@ -161,7 +161,7 @@ class Runner:
         beat = Heartbeat(self.store, self.run_id, token)
         started = time.monotonic()
         mark = self.store.process_mark(self.run_id)
-        with terminated_as_interrupt(), frozen_heap():
+        with terminated_as_interrupt(), frozen_heap(), self.store.held():
             status: RunStatus | None = None
             try:
                 with supervised(mark, self.record_process, background=True):

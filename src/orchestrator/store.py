@@ -204,7 +204,7 @@ class Store(RunLock, EscalationTable):
         q = select(events).where(events.c.run_id == run_id).order_by(events.c.id)
         if kind:
             q = q.where(events.c.kind == kind)
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             out = _dicts(conn.execute(q))
         for row in out:
             row["payload"] = json.loads(row.pop("payload_json"))
@@ -268,18 +268,18 @@ class Store(RunLock, EscalationTable):
         return token
 
     def run(self, run_id: str) -> RunRow | None:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             found = rows(hot(conn, _RUN, {"id": run_id}))
             return cast(RunRow, found[0]) if found else None
 
     def latest_run_id(self) -> str | None:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             return conn.execute(
                 select(runs.c.id).order_by(runs.c.created_at.desc()).limit(1)
             ).scalar()
 
     def runs(self, limit: int = 50) -> list[Row]:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(
                 select(runs).order_by(runs.c.created_at.desc()).limit(limit)
             ).mappings()
@@ -315,11 +315,11 @@ class Store(RunLock, EscalationTable):
         return cast(TaskRow, row)
 
     def tasks(self, run_id: str) -> list[TaskRow]:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             return [self._task_row(r) for r in rows(hot(conn, _TASKS, {"run_id": run_id}))]
 
     def task(self, run_id: str, task_id: str) -> TaskRow:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             return self._task_on(conn, run_id, task_id)
 
     def _task_on(self, conn: Connection, run_id: str, task_id: str) -> TaskRow:
@@ -357,7 +357,7 @@ class Store(RunLock, EscalationTable):
     def task_and_next(self, run_id: str, task_id: str) -> tuple[TaskRow, int]:
         """The task's row and the number its next attempt gets (only the runner holding the lock
         adds one), on one connection: what an attempt reads before it starts."""
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             return self._task_on(conn, run_id, task_id), self._next_number(conn, run_id, task_id)
 
     @staticmethod
@@ -450,7 +450,7 @@ class Store(RunLock, EscalationTable):
         return esc_id
 
     def attempts(self, run_id: str, task_id: str | None = None) -> list[AttemptRow]:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             if task_id is None:
                 found = hot(conn, _ATTEMPTS, {"run_id": run_id})
             else:
@@ -464,7 +464,7 @@ class Store(RunLock, EscalationTable):
         )
         if task_id is not None:
             q = q.where(attempts.c.task_id == task_id)
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             return float(conn.execute(q).scalar_one())
 
     def recover_interrupted(self, run_id: str) -> list[Row]:
