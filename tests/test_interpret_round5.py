@@ -39,3 +39,21 @@ def test_finished_work_about_signing_in_is_still_finished() -> None:
     )
     assert find_platform_error(text) is None
     assert interpret(text).verdict == "completed"
+
+
+def test_numbered_options_under_a_question_to_the_user_ask_to_choose() -> None:
+    out = interpret(
+        "The exporter is implemented and all 9 tests pass.\n\n"
+        "Would you like me to:\n"
+        "1. Run it on the production dump now, or\n"
+        "2. Add the incremental mode first?\n"
+    )
+    assert out.verdict == "needs_human" and out.question is not None
+    assert "1. Run it" in out.question and "2. Add" in out.question
+    # a numbered summary of finished work under no question is still finished work
+    done = interpret(
+        "The exporter is implemented and all 9 tests pass. What changed:\n"
+        "1. A new `export` command\n"
+        "2. Its tests\n"
+    )
+    assert done.verdict == "completed"

@@ -254,6 +254,33 @@ def approval_menu(lines: list[Line]) -> Question | None:
     return None
 
 
+_ITEM = re.compile(r"^\W{0,4}(\d)[.)]\s+\S")
+_CHOICE_LEAD = re.compile(
+    r"\b(?:would you like|do you want|want me to|should I|shall I|which (?:one|option|would)|"
+    r"(?:do|would) you prefer|choose|let me know which)\b[^\n]*[:?]\W{0,4}$",
+    re.I,
+)
+
+
+def numbered_choice(lines: list[Line]) -> Question | None:
+    """The output ends on numbered options under a question to the user ("Would you like me
+    to:" / "1. Start the daemon, or" / "2. Write a monitor?"): the user picks one, whatever
+    was finished before it."""
+    filled = [ln for ln in lines if ln.text.strip()][-8:]
+    k = len(filled)
+    while k > 0 and _ITEM.match(filled[k - 1].text):
+        k -= 1
+    items = filled[k:]
+    numbers = [int(m.group(1)) for ln in items if (m := _ITEM.match(ln.text))]
+    if not 2 <= len(items) <= 6 or numbers != list(range(1, len(items) + 1)) or k == 0:
+        return None
+    lead = filled[k - 1]
+    if lead.zone != "prose" or not _CHOICE_LEAD.search(lead.text.strip()):
+        return None
+    text = " ".join([lead.text.strip().strip("*").strip(), *(ln.text.strip() for ln in items)])
+    return Question(text, "decision", lead.no)
+
+
 _WORK_DONE = re.compile(
     rf"\b(?:I'?ve|I have|I|we'?ve|we have)\s+(?:now\s+|also\s+|successfully\s+|just\s+)?(?:{_DONE_VERBS})\b|"
     rf"\b(?:is|are|was|were|has been|have been)\s+(?:now\s+|all\s+|successfully\s+)?(?:{_DONE_VERBS})\b|"
@@ -457,7 +484,7 @@ def read_unmarked(lines: list[Line]) -> Reading:
     ):
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
-    menu = approval_menu(lines)
+    menu = approval_menu(lines) or numbered_choice(lines)
     if menu is not None:
         return _with(base, "needs_human", True, question=menu, evidence=menu.text)
     banner = final_failure([ln.text for ln in lines], _RESULT_OK)
