@@ -15,7 +15,7 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 `tune/` is the tuning pool of 611 cases (the first tune and holdback halves, holdback2, holdback3
 and holdback4; each held-back set was scored once, then moved in — README). A second hash splits the
 pool into cross-validation halves A and B. Held-back sets are collected apart and are not scored
-here while the rules are tuned.
+here while the rules are tuned; `holdback5/` (111) was scored once at the end of the fifth round.
 `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the rules' unsure
 rate. Nothing is written anywhere.
 """
@@ -40,13 +40,13 @@ from orchestrator.models import Task
 CORPUS = Path(__file__).parent / "corpus_real"
 CATEGORIES = ("ambiguous_requirements", "extreme_destructive", "external_service")
 
-SETS = ("tune",)
+SETS = ("tune", "holdback5")
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
 # (2026-11-23, after commit 4fdec9f) and then moved into the pool (427 cases). `holdback3` was
 # scored once at the end of the third round (after commit b8c8cab) and moved into the pool on
 # 2026-11-24 01:21 UTC (519 cases). `holdback4` was scored once at the end of the fourth round
 # (after commit 719c24e).
-SCORED = ("tune", "cv_a", "cv_b")
+SCORED = ("tune", "cv_a", "cv_b", "holdback5")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -100,10 +100,23 @@ SCORED = ("tune", "cv_a", "cv_b")
 #                                  B 0.811, 0.924, 0.885, 0.000
 #   unsure before: pool 306/611 = 50.1%, A 149/309 = 48.2%, B 157/302 = 52.0% (brain: pool
 #   76/137 = 55.5%, A 34/65, B 42/72).
+#   after (commit 5ecfb9b):        pool 0.812, 0.941, 0.921, 0.016; A 0.799, 0.948, 0.911, 0.029;
+#                                  B 0.825, 0.934, 0.931, 0.000
+#   unsure after: pool 301/611 = 49.3%, A 147/309 = 47.6%, B 154/302 = 51.0%. Two mechanisms: a
+#   sign-in the platform says to redo (3 fixed, both halves), numbered options under a question
+#   to the user (2 fixed, half B; half A unchanged).
+#   holdback5 (111 new cases collected apart by two others while the round ran: claude 21, gemini
+#   21, cursor 17, codex 15, copilot 10, cline 9, aider 8, openhands 5, roo 5; scored once with
+#   the final rules, 2026-11-24 07:15 UTC): 0.541, 0.856, 0.641, 0.031, unsure 60/111 = 54.1%
+#   (the rules before the round, commit a918ad3, scored on it at the same time: 0.523, 0.847,
+#   0.590, 0.031, unsure 55.0%). Its misses: 28 failures read as finished, 7 escalations read as
+#   finished, 7 escalations and 4 finished outputs read as failed (5 of those 11 by "the output
+#   ends on an intention"), one finished output escalated.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.804, 0.935, 0.893, 0.016),
-    "cv_a": (0.796, 0.945, 0.900, 0.029),
-    "cv_b": (0.811, 0.924, 0.885, 0.000),
+    "tune": (0.812, 0.941, 0.921, 0.016),
+    "cv_a": (0.799, 0.948, 0.911, 0.029),
+    "cv_b": (0.825, 0.934, 0.931, 0.000),
+    "holdback5": (0.541, 0.856, 0.641, 0.031),
 }
 FLOOR = 0.10
 
@@ -235,7 +248,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 611
+    assert total >= 722
 
 
 @pytest.mark.parametrize("split", SCORED)
