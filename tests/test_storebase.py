@@ -100,3 +100,15 @@ def test_a_held_connection_serves_this_threads_transactions_and_reads_only(
     assert [t["task_id"] for t in store.tasks("r1")] == ["t2"]
     with store.tx() as e:
         assert e is not a  # after held(): the pool's again
+
+
+def test_held_inside_a_transaction_of_the_held_connection_gives_it_back_after(
+    store: Store,
+) -> None:
+    if not store.url.startswith("sqlite"):
+        pytest.skip("held() is for SQLite stores")
+    with store.held():
+        with store.tx() as a, store.held(), store.reading() as inner:
+            assert inner is not a  # a's transaction is open: a connection of its own
+        with store.reading() as again:
+            assert again is a  # the outer held connection serves again

@@ -103,6 +103,9 @@ def rows(cursor: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
 
 
+_HELD_LOCK = threading.Lock()
+
+
 class StoreBase:
     url: str
     engine: Engine
@@ -117,14 +120,17 @@ class StoreBase:
         if not self.url.startswith("sqlite") or self._mine() is not None:
             yield
             return
-        if self._held is None:
-            self._held = threading.local()
+        with _HELD_LOCK:  # two threads' first held() must not each make their own
+            if self._held is None:
+                self._held = threading.local()
+        local = self._held
+        outer = getattr(local, "conn", None), getattr(local, "pid", None)  # inside its transaction
         conn = self.engine.connect()
-        self._held.conn, self._held.pid = conn, os.getpid()
+        local.conn, local.pid = conn, os.getpid()
         try:
             yield
         finally:
-            self._held.conn = None
+            local.conn, local.pid = outer
             conn.close()
 
     def _mine(self) -> Connection | None:
