@@ -136,19 +136,16 @@ class StoreBase:
     def _mine(self) -> Connection | None:
         """This thread's held connection, when it is free for a new transaction or read."""
         local = self._held
-        conn: Connection | None = getattr(local, "conn", None) if local is not None else None
-        if conn is None or local.pid != os.getpid() or conn.in_transaction():  # type: ignore[union-attr]
+        if local is None:
+            return None
+        conn: Connection | None = getattr(local, "conn", None)
+        if conn is None or local.pid != os.getpid() or conn.in_transaction():
             return None  # a forked child's copy, or a transaction inside a transaction
         return conn
 
     @contextmanager
     def tx(self) -> Iterator[Connection]:
-        conn = self._mine()
-        if conn is None:
-            with self.engine.begin() as conn:
-                yield conn
-            return
-        with conn.begin():
+        with self.reading() as conn, conn.begin():  # the pool's: what engine.begin() does
             yield conn
 
     @contextmanager
