@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from orchestrator.interpret.text import strip_md
 
 _LETTER = re.compile(r"^\s*(?:[-*•]\s+)?(?:\*\*|__)?(?:\(([A-Za-z])\)|([A-Za-z])[).:])\s+(\S.*)$")
-_NUMBER = re.compile(r"^\s*(?:\*\*|__)?(?:\((\d+)\)|(\d+)[.)])\s+(\S.*)$")
+NUMBERED = re.compile(r"^\s*(?:\*\*|__)?(?:\((\d+)\)|(\d+)[.)])\s+(\S.*)$")
+"""A numbered list item (`1. …`, `(2) …`, `**3) …`): the number, then the text."""
 _BULLET = re.compile(r"^\s{0,3}[-*•]\s+(\S.*)$")
 _HEADING = re.compile(
     r"^\s*+(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:Option|Variante|Approach|Alternative|Choice|Möglichkeit|"
@@ -116,7 +117,7 @@ def _collect(kind: str, rx: re.Pattern[str], lines: list[str], i: int) -> _Run:
         nxt = lines[j]
         if kind == "heading":
             # a heading's paragraph may follow it; the next heading must come soon
-            if j - last_item <= 6 and not _LETTER.match(nxt) and not _NUMBER.match(nxt):
+            if j - last_item <= 6 and not _LETTER.match(nxt) and not NUMBERED.match(nxt):
                 j += 1
                 continue
             break
@@ -148,7 +149,7 @@ def _list_blocks(lines: list[str]) -> list[_Block]:
     blocks: list[_Block] = []
     kinds = (
         ("letter", _LETTER),
-        ("number", _NUMBER),
+        ("number", NUMBERED),
         ("heading", _HEADING),
         ("heading", _BOLD_ITEM),
         ("bullet", _BULLET),

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from orchestrator.interpret.extract import NUMBERED
 from orchestrator.interpret.phrases import (
     _ALTERNATIVES,
     _BLOCKING,
@@ -254,7 +255,6 @@ def approval_menu(lines: list[Line]) -> Question | None:
     return None
 
 
-_ITEM = re.compile(r"^\W{0,4}(\d)[.)]\s+\S")
 _CHOICE_LEAD = re.compile(
     r"\b(?:would you like|do you want|want me to|should I|shall I|which (?:one|option|would)|"
     r"(?:do|would) you prefer|choose|let me know which)\b[^\n]*[:?]\W{0,4}$",
@@ -268,10 +268,10 @@ def numbered_choice(lines: list[Line]) -> Question | None:
     was finished before it."""
     filled = [ln for ln in lines if ln.text.strip()][-8:]
     k = len(filled)
-    while k > 0 and _ITEM.match(filled[k - 1].text):
+    while k > 0 and NUMBERED.match(filled[k - 1].text):
         k -= 1
     items = filled[k:]
-    numbers = [int(m.group(1)) for ln in items if (m := _ITEM.match(ln.text))]
+    numbers = [int(m.group(1) or m.group(2)) for ln in items if (m := NUMBERED.match(ln.text))]
     if not 2 <= len(items) <= 6 or numbers != list(range(1, len(items) + 1)) or k == 0:
         return None
     lead = filled[k - 1]
