@@ -21,10 +21,15 @@ _CALL = re.compile(
     re.S,
 )
 _QUESTION = re.compile(
-    r"<question>(.*?)</question>|<parameter name=\"question\">(.*?)</parameter>", re.S
+    r"<question>(.*?)</question>|<parameter name=\"question\">(.*?)</parameter>|"
+    r"^\s*Question:[ \t]*(\S[^\n]*)",
+    re.S | re.M,
 )
+"""The question: in the call's XML, or on its `Question:` line in Cline's early export format."""
 _SUGGEST = re.compile(r"<suggest(?:\s[^>]*)?>(.*?)</suggest>", re.S)
-_FOLLOW_JSON = re.compile(r"<parameter name=\"follow_up\">(.*?)</parameter>", re.S)
+_FOLLOW_JSON = re.compile(
+    r"<parameter name=\"follow_up\">(.*?)</parameter>|^\s*Follow_up:[ \t]*(\[.*\])", re.S | re.M
+)
 _TRAILER = re.compile(
     r"^(?:\s|</?(?:invoke|function_calls|minimax:tool_call|tool_call)[^>]*>|---|\*\*User:\*\*|"
     r"<environment_details>.*?</environment_details>)*\Z",
@@ -62,14 +67,18 @@ def final_ask_call(text: str) -> AskCall | None:
         return None
     body = last.group("body") or last.group("body2") or ""
     q = _QUESTION.search(body)
-    question = _clean((q.group(1) or q.group(2)) if q else "")
+    question = _clean(next((g for g in q.groups() if g), "") if q else "")
     if not question:
         return None
     options = [_clean(s) for s in _SUGGEST.findall(body) if _clean(s)]
     if not options and (fj := _FOLLOW_JSON.search(body)):
         try:
-            items = json.loads(fj.group(1))
-            options = [str(i.get("text", "")).strip() for i in items if isinstance(i, dict)]
+            items = json.loads(fj.group(1) or fj.group(2))
+            options = [
+                str(i.get("text") or i.get("answer") or "").strip()
+                for i in items
+                if isinstance(i, dict)
+            ]
         except (ValueError, AttributeError):
             options = []
     return AskCall(question, [o for o in options if o])
@@ -104,9 +113,12 @@ def final_plan_call(text: str) -> bool:
 
 
 _COMPLETION_CALL = re.compile(
-    r"<attempt_completion>.*?</attempt_completion>|\[Tool Use: attempt_completion\].*?(?=\n\s*\n|\Z)",
+    r"<attempt_completion>.*?</attempt_completion>|"
+    r"\[Tool Use: attempt_completion\](?:(?!\n\[Tool (?:Use|Result)|\n\*\*User:\*\*).)*",
     re.S,
 )
+"""The call as XML, or in Cline's early export format: `[Tool Use: attempt_completion]` and its
+`Result:`, paragraphs and all, up to the next tool call, tool result or user turn."""
 
 
 def final_completion_call(text: str) -> bool:

@@ -91,7 +91,14 @@ _GO_AHEAD = re.compile(
     r"\bcon (?:tu|su) (?:aprobación|visto bueno)|"
     r"\b(?:aguardo|espero) (?:a )?(?:sua|tua) (?:aprovação|confirmação)|"
     r"\b(?:warte|warten) auf (?:deine|Ihre) (?:Freigabe|Bestätigung|Zustimmung)|"
-    r"\bnach (?:deiner|Ihrer) (?:Freigabe|Bestätigung|Zustimmung)",
+    r"\bnach (?:deiner|Ihrer) (?:Freigabe|Bestätigung|Zustimmung)|"
+    # ja, zh, ko: no word boundaries between their characters, so none are asked for
+    r"(?:この|その)(?:案|計画|方針|内容|プラン)で(?:進めて|よろしい|問題)|進めて(?:も)?(?:よい|いい|よろしい)か|"
+    r"ご(?:確認|承認)(?:ください|下さい|を?お願い)|(?:OK|問題(?:が)?なければ|よろしければ)[、,][^。\n]{0,60}(?:します|進めます)|"
+    r"请(?:您)?(?:确认|批准|审核)|(?:确认|同意|批准)后(?:我)?(?:再|将|会|就)|等待(?:您|你)的(?:确认|批准|同意)|"
+    r"如果(?:您|你)?(?:同意|确认|没有?问题|觉得可以)[^。\n]{0,40}我(?:将|会|就|再|可以)|"
+    r"如果(?:您|你)(?:已经)?有[^。\n]{0,40}(?:说一下|告诉我|发给我|提供)|"
+    r"진행(?:해도 될까요|할까요|하시겠습니까)|확인(?:해 ?주세요|부탁)|승인(?:해 ?주|하시면)",
     re.I,
 )
 

@@ -170,11 +170,16 @@ def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> 
             return "offer"
         return "decision" if alternatives or (_CHOICE.search(sentence) and not offer) else "offer"
     if offer and not blocking:
-        if _EXTENSION.search(sentence) and (
-            failed or not alternatives or _OR_ANYTHING_ELSE.search(sentence)
+        more = _EXTENSION.search(sentence) and (done or failed)
+        if (
+            _NEXT_WORK.search(sentence)
+            or _OR_ANYTHING_ELSE.search(sentence)
+            or (more and (failed or not alternatives))
         ):
-            # "would you like me to also…", "…try a different approach?"; but "Should I do X,
-            # or would you prefer a more detailed plan?" before any work still asks to choose
+            # "would you like me to also…", "…try a different approach?" after work or a failure;
+            # but "Should I do X, or would you prefer a more detailed plan?" before any work still
+            # asks to choose, and "Would you like me to implement these too?" when nothing was
+            # done yet is the agent stopping for a yes before it does anything
             return "offer"
         if (done or failed) and not alternatives:
             return "offer"  # a yes/no offer after finished (or failed) work

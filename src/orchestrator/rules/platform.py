@@ -270,7 +270,10 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:organization|account|workspace) (?:has been|is|was) (?:disabled|suspended|deactivated)\b|"
             # the provider does not serve the user's country: a network or account setting
             r"\b(?:doesn['’]t|does not) serve your region\b|\bnot available in your (?:region|country)\b|"
-            r"\bunsupported_country_region_territory\b|\bCountry, region, or territory not supported\b",
+            r"\bunsupported_country_region_territory\b|\bCountry, region, or territory not supported\b|"
+            # the platform blocked the account or address: its support or an admin must lift it
+            r"\b(?:request|account|access) (?:has been|was|is) (?:temporarily )?blocked\b|"
+            r"\bsuspicious activity\b[^\n]{0,60}\b(?:account|ip)\b",
             re.I,
         ),
     ),
@@ -279,7 +282,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"usage limit|(?:session|weekly|daily|monthly|opus|\d+[- ]hour) limit (?:reached|hit|exceeded)|"
             r"hit your (?:usage |session |weekly |daily |monthly )?limit|limit (?:reached|hit)\b[^\n]{0,40}\breset|"
-            r"usage_limit_reached|out of (?:usage|messages)|\bAPI call limit (?:reached|hit|exceeded)\b",
+            r"usage_limit_reached|out of (?:usage|messages)|\bAPI call limit (?:reached|hit|exceeded)\b|"
+            r"\b(?:reached|hit|used up) your (?:[\w-]+ ){0,4}(?<!rate )(?:quota|allowance|limit)\b",
             re.I,
         ),
     ),
@@ -371,6 +375,7 @@ _PER_MINUTE = re.compile(r"\bper (?:minute|second)\b|\brequests? per min\b|\b[RT
 _SELF_EVIDENT = re.compile(
     r"Claude AI usage limit reached|\bAPI(?:Connection)?TimeoutError\b|\bcould not resolve authentication method\b|\bNo API key available\b|"
     r"\b(?:organization|account|workspace) has been (?:disabled|suspended|deactivated)\b|"
+    r"\byour (?:request|account) has been (?:temporarily )?blocked\b|"
     r"\b(?:doesn['’]t|does not) serve your region\b|"
     r"\bunsupported_country_region_territory\b|\bCountry, region, or territory not supported\b|"
     r"\b(?:usage|session|weekly|\d+-hour) limit (?:reached|hit)|"
@@ -391,7 +396,9 @@ _SELF_EVIDENT = re.compile(
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
     r"\bMax(?:imum)? session turns\b|\bmaximum number of turns\b|"
     r"\byou(?:['’]?ve| have) (?:hit|reached|exceeded) your\b[^\n]{0,40}\b(?:limit|quota)|"
-    r"\byou(?:['’]?ve| have) exhausted (?:the |your )[\w -]{0,30}\b(?:limit|quota)\b|"
+    r"\byou(?:['’]?ve| have) exhausted (?:the |your |this )[\w'’ -]{0,30}\b(?:limit|quota)\b|"
+    # a bare status line (`503 server is overloaded.`), an API's JSON error object
+    r"^\W{0,3}5\d\d\b[^\n]{0,40}\b(?:overloaded|unavailable)\b|\{\s*\"error\"\s*:\s*\{\s*\"message\"|"
     r"\byour (?:organization['’]s |account['’]s |plan['’]s )?[\w -]{0,30}\b(?:limit|quota|budget|credits?) "
     r"(?:has been |have been |was |is )?(?:reached|exceeded|exhausted|used up)|"
     r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
