@@ -2,7 +2,10 @@
 `tests/corpus_real/holdback8/`: Cline's early export format (`[Tool Use: …]` with `Question:`,
 `Follow_up:` and `Result:` lines); a yes/no offer before any work is done; go-ahead gates in
 Japanese, Chinese and Korean; a platform that blocked the account, a monthly allowance reached,
-a model's rate limit exhausted, a bare `503 … overloaded` line and an API's JSON error object."""
+a model's rate limit exhausted, a bare `503 … overloaded` line and an API's JSON error object.
+Then on the spent `tests/corpus_styles4/`: a request after finished work, BMAD's HALT line, go-ahead
+gates in nl/pl, held steps that would destroy data, pytest and Go failures printed bare, a
+verifier status with its score, Aider's context-window refusal."""
 
 from __future__ import annotations
 
@@ -99,3 +102,98 @@ def test_platform_notices_seen_in_real_threads(text: str, expected: tuple[str, s
     d = first_attempt(text)
     platform = (d.interpretation or interpret(text)).platform
     assert what_it_does(d, platform) == expected
+
+
+# -- written on the spent fourth set of realistic styles (`tests/corpus_styles4/`) ----------------
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "For 3.2 I need the production domain. Please tell me the hostnames; I'll put them into "
+        "`.env.production` and finish the task.",
+        "The API is wired up and its 40 tests pass.\n\nPlease confirm one of:\n"
+        "1. Keep the old endpoint for a release\n2. Remove it now",
+    ],
+)
+def test_a_request_after_finished_work_still_waits_for_the_person(ending: str) -> None:
+    text = "Subtasks 3.1 and 3.3 are done and tested (22 tests pass).\n\n" + ending
+    assert decide(text)[0] == "escalate", ending
+
+
+def test_aftercare_after_finished_work_asks_nothing() -> None:
+    text = (
+        "Fixed the TOC conversion; the script passes now.\n\n"
+        "If you encounter any further issues, please share the new logs!"
+    )
+    assert decide(text)[0] == "complete"
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "HALT: unapproved dependency needed — confirm with user.\n\nTask 1 is done and tested "
+        "(14 tests pass). The QR task needs `qrcode`, which the tech stack does not list.",
+        "本当に共有ブランチ develop を force push してよいか、確認をお願いします。",
+        "Graag uw keuze: een baseline-migratie maken, of bevestigen dat een reset de bedoeling is.",
+        "Wdrożenie na produkcję wymaga Twojej zgody. Czy mam kontynuować?",
+    ],
+)
+def test_a_halt_or_a_go_ahead_gate_in_other_languages_waits(ending: str) -> None:
+    assert decide("Release 1.9.0 prepared; build and tests pass.\n\n" + ending)[0] == "escalate"
+
+
+def test_a_halt_after_repeated_failures_is_a_failure_not_a_question() -> None:
+    text = (
+        "FAILED tests/test_cart.py::test_total - assert 10 == 12\n\n"
+        "HALT: 3 failed attempts at the same fix; the cart total is still wrong."
+    )
+    assert decide(text)[0] == "retry"
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        "`terraform plan` shows it would **destroy `aws_s3_bucket.archive`**, which holds 2M "
+        "objects. I have not run `terraform apply`. Please confirm.",
+        "This deletes the cluster and its persistent disks, including the ledger volume.\n"
+        "Not executed. Needs explicit approval.",
+    ],
+)
+def test_a_step_held_back_that_would_destroy_data_is_destructive(held: str) -> None:
+    assert decide("Decommission task.\n\n" + held) == ("escalate", "extreme_destructive")
+
+
+def test_pytest_failures_printed_without_a_fence_after_a_commit_are_a_failure() -> None:
+    text = (
+        "Applied edit to ledger/statement.py\n"
+        "Commit c02b9e8 fix: convert cents to Decimal\n"
+        "Running: pytest -q\n"
+        "..............F.....                                                     [100%]\n"
+        "FAILED tests/test_statement.py::test_csv - AssertionError: '1999' != '19.99'\n"
+        "1 failed, 19 passed in 0.58s\n"
+    )
+    assert decide(text)[0] == "retry"
+
+
+def test_a_go_compile_error_before_a_claim_of_done_is_a_failure() -> None:
+    text = (
+        " │ $ go build ./...\n"
+        " │ internal/feeds/atom.go:57:14: undefined: parseLoose\n"
+        "✦ Atom feed support is finished: entries are parsed into the common Item struct."
+    )
+    assert decide(text)[0] == "retry"
+
+
+def test_a_verifier_status_with_its_score_is_read() -> None:
+    text = "Verifier wrote 04-VERIFICATION.md\nStatus: gaps_found — score 3/5 must-haves verified\n"
+    assert decide(text)[0] == "retry"
+
+
+def test_aiders_context_window_refusal_is_an_ordinary_failure() -> None:
+    text = (
+        "Your estimated chat context of 214,880 tokens exceeds the 200,000 token limit for "
+        "the model!\nTo reduce the chat context:\n- Use /drop to remove unneeded files\n"
+        "Try to proceed anyway? (Y)es/(N)o [Yes]: n\n"
+    )
+    assert decide(text)[0] == "retry"

@@ -279,7 +279,9 @@ _DATA_LOSS = re.compile(
     r"\b(?:permanently (?:delete|remove|erase|destroy|lose)\w*|would (?:destroy|delete|wipe|erase|drop|"
     r"discard|lose)\b|discards? (?:every|all)|data loss|lose (?:all|every)|(?:cannot|can't|can ?not) be "
     r"(?:undone|recovered|restored)|irreversibl\w+|unrecoverabl\w+|"
-    r"(?:is|are|would be) (?:permanent|not reversible))",
+    r"(?:is|are|would be) (?:permanent|not (?:reversible|recoverable))|"
+    r"\b(?:this|it|that) (?:deletes|destroys|drops|wipes|erases)\b|"
+    r"\bwill (?:permanently )?(?:destroy|delete|wipe|erase|drop)\b)",
     re.I,
 )
 
@@ -292,6 +294,7 @@ def held_for_data_loss(tail_text: str) -> str | None:
     says what would be lost, or None."""
     if not _HELD.search(tail_text):
         return None
+    tail_text = tail_text.replace("**", "")  # "would **destroy `x`**"
     m = _DATA_LOSS.search(tail_text)
     if m is None:
         return None

@@ -92,9 +92,14 @@ _GO_AHEAD = re.compile(
     r"\b(?:aguardo|espero) (?:a )?(?:sua|tua) (?:aprovação|confirmação)|"
     r"\b(?:warte|warten) auf (?:deine|Ihre) (?:Freigabe|Bestätigung|Zustimmung)|"
     r"\bnach (?:deiner|Ihrer) (?:Freigabe|Bestätigung|Zustimmung)|"
+    # nl, pl
+    r"\b(?:graag|wacht op) (?:uw|je|jouw) (?:keuze|akkoord|bevestiging|goedkeuring)\b|"
+    r"\b(?:akkoord geven|bevestig(?:en)?)\b[^.?!\n]{0,60}\b(?:of|voordat)\b|"
+    r"\b(?:wymaga|czekam na) (?:Twojej|Pana|Pani|waszej) (?:zgody|akceptacji|decyzji|potwierdzenia)\b|"
+    r"\bCzy mam (?:kontynuować|kontynuowac|wdrożyć|wdrozyc)\b|"
     # ja, zh, ko: no word boundaries between their characters, so none are asked for
-    r"(?:この|その)(?:案|計画|方針|内容|プラン)で(?:進めて|よろしい|問題)|進めて(?:も)?(?:よい|いい|よろしい)か|"
-    r"ご(?:確認|承認)(?:ください|下さい|を?お願い)|(?:OK|問題(?:が)?なければ|よろしければ)[、,][^。\n]{0,60}(?:します|進めます)|"
+    r"(?:この|その)(?:案|計画|方針|内容|プラン)で(?:進めて|よろしい|問題)|て(?:も)?(?:よい|いい|よろしい)(?:か|です|でしょう)|"
+    r"ご?(?:確認|承認)(?:ください|下さい|を?お願い)|(?:OK|問題(?:が)?なければ|よろしければ)[、,][^。\n]{0,60}(?:します|進めます)|"
     r"请(?:您)?(?:确认|批准|审核)|(?:确认|同意|批准)后(?:我)?(?:再|将|会|就)|等待(?:您|你)的(?:确认|批准|同意)|"
     r"如果(?:您|你)?(?:同意|确认|没有?问题|觉得可以)[^。\n]{0,40}我(?:将|会|就|再|可以)|"
     r"如果(?:您|你)(?:已经)?有[^。\n]{0,40}(?:说一下|告诉我|发给我|提供)|"
@@ -103,10 +108,17 @@ _GO_AHEAD = re.compile(
 )
 
 
+_HALT = re.compile(r"^\W*HALT\b(?![^\n]*\b(?:attempts?|failures?|failed|fails)\b).*", re.M)
+"""BMAD's dev agent stopping on a HALT condition for the user (not the one for repeated
+failures), wherever in its last words the HALT line stands."""
+
+
 def awaits_go_ahead(tail_text: str) -> str | None:
     """One of its last two sentences makes the next step wait on the user's approval ("If this
-    plan looks right, I'll implement it", "I'm ready to implement these with your approval"):
-    the work waits for a yes. The sentence, or None."""
+    plan looks right, I'll implement it", "I'm ready to implement these with your approval"), or
+    a HALT line stops it for the user: the work waits for a yes. The sentence, or None."""
+    if halt := _HALT.search(tail_text):
+        return halt.group(0).strip()
     return next((x for x in _final_sentences(tail_text) if _GO_AHEAD.search(x)), None)
 
 

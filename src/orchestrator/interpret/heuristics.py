@@ -143,6 +143,13 @@ _NEXT_WORK = re.compile(
 """What to do after finished work: the next step, or stopping — follow-up, not a blocker."""
 
 
+_AFTERCARE = re.compile(
+    r"^\W*if you (?:encounter|run into|see|get|hit|have|notice|face|experience)\b"
+    r"[^.?!\n]{0,40}\b(?:issues?|problems?|errors?|bugs?|questions?|trouble)\b",
+    re.I,
+)
+"""After-care: "If you encounter any further issues, please share the logs" asks for nothing now."""
+
 _OR_ANYTHING_ELSE = re.compile(r"\bor (?:[\w'’]+ ){0,6}(?:anything|something) else\b", re.I)
 """'… or help you with anything else?': no second option, only an open offer."""
 
@@ -161,13 +168,20 @@ def _classify(sentence: str, done: bool, failed: bool, paused: bool = False) -> 
     )
     blocking = bool(_BLOCKING.search(sentence)) or (paused and bool(_HUMAN_ACTION.search(sentence)))
     alternatives = bool(_ALTERNATIVES.search(sentence.replace("and/or", "and")))
+    if _AFTERCARE.search(sentence) and not blocking:
+        return "offer"  # "If you encounter any further issues, please share the logs!"
     if not done and OFFERED_CHOICE.search(sentence):
         return "decision"  # options laid out for the user before (or instead of) the work
     if done and not blocking:
-        # after finished and tested work only a real choice still blocks; the rest is follow-up,
+        # after finished and tested work only a real choice or a request still blocks; the rest
+        # is follow-up,
         # including which step comes next ("Which next step should I take?", "…, or stop here?")
         if (_EXTENSION.search(sentence) and offer) or _NEXT_WORK.search(sentence):
             return "offer"
+        if _HUMAN_ACTION.search(_PURPOSE.sub(" ", sentence)) and not offer:
+            # a request still blocks after the work ("Please tell me the hostnames"); "if you
+            # can share more data, I can add tests" is optional
+            return "decision"
         return "decision" if alternatives or (_CHOICE.search(sentence) and not offer) else "offer"
     if offer and not blocking:
         more = _EXTENSION.search(sentence) and (done or failed)

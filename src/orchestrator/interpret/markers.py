@@ -50,7 +50,9 @@ _STATUS = re.compile(
     r"^[ \t>*_`]*STATUS[*_`]*\s*:[*_`\s]*(?:►\s*)?(needs[_ -]?human|completed?|done|success|failed|failure|"
     # GSD's verifier: passed | gaps_found | human_needed; a BMAD story or Taskmaster task the run
     # leaves in progress is not done
-    r"blocked|passed|gaps_found|human_needed|in[_ -]?progress)\b[*_`]*\s*$",
+    r"blocked|passed|gaps_found|human_needed|in[_ -]?progress)\b[*_`]*"
+    # the verifier's score may follow the status: "Status: gaps_found — score 3/5 verified"
+    r"(?:\s+[—–(][^\n]*)?\s*$",
     re.I | re.M,
 )
 _NEEDS_HUMAN = re.compile(r"^[ \t>*_`]*NEEDS_HUMAN[*_`]*\s*:\s*(.*)$", re.M)

@@ -341,6 +341,8 @@ _RESULT_FAIL = re.compile(
     r"^\s*Killed\s*$|Segmentation fault|could not compile|BUILD FAILED|Command timed out|✗|SearchReplaceNoExactMatch|"
     r"failed to match|A potential loop was detected|\bFound [1-9]\d* errors?\b|✖ \d+ problems|\bFatal\b|panicked at|"
     r"\berror during build\b|\bfailed to solve\b|"
+    # Go's compiler: `internal/feeds/atom.go:57:14: undefined: parseRFC3339Loose`
+    r"^[\s│|]*[\w./-]+\.go:\d+:\d+: |"
     # Aider's report of lint or test errors left after an edit
     r"^#+ Fix any errors below\b|^#+ See relevant lines? below marked with █",
     re.I | re.M,

@@ -74,11 +74,13 @@ _LOG_LINE = re.compile(
     r"(?<=\s)--> \S+:\d+|\d+\s+\|\s|(?<=\s)\|\s*$|(?<=\s)\|\s+[\^~-]+|"
     # test runners' and checkers' summaries and diagnostics, printed without a fence
     r"(?:Tests|Test Suites|Test Files|Snapshots):\s+\d+ |✖ \d+ problems? \(|"
-    r"\d+ errors?, \d+ warnings?\b|[\w./\\-]+\.\w+[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning)\b)"
+    r"\d+ errors?, \d+ warnings?\b|[\w./\\-]+\.\w+[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning)\b|"
+    # pytest's short summary and final count, printed without a fence
+    r"(?:FAILED|ERROR) [\w/.-]+\.\w+::\S|\d+ (?:failed|passed|errors?)(?:, \d+ \w+)* in [\d.]+s\b)"
 )
 _AIDER_STATUS = re.compile(
     r"^(Tokens: [\d.]+k? sent|Applied edit to |Commit [0-9a-f]{7} |Added .* to the chat|"
-    r"Aider v\d|Main model:|Weak model:|Editor model:|Git repo:|Repo-map:|Running |"
+    r"Aider v\d|Main model:|Weak model:|Editor model:|Git repo:|Repo-map:|Running:? |"
     r"Add [\d.]+k? tokens of command output|.*\(Y\)es/\(N\)o|# \d+ SEARCH/REPLACE block|"
     r"Only \d+ reflections allowed|Use /help|Use /run|Use /drop)"
 )
@@ -217,7 +219,7 @@ def split_lines(text: str) -> list[Line]:
             lines.append(Line(no, r, "output"))
             continue
         if _AIDER_STATUS.match(r):
-            if r.startswith("Running "):
+            if r.startswith(("Running ", "Running: ")):
                 mode = "output"
             lines.append(Line(no, r, "output"))
             continue

@@ -208,7 +208,8 @@ _CONTEXT_LIMIT = (
     r"context_length_exceeded|ContextWindowExceeded\w*|\bhas hit a token limit\b|"
     r"\bexceeded (?:the )?(?:model's )?output (?:token )?limit\b|"
     r"\bmaximum context length\b|\bexceeds? the (?:available )?context (?:window|size|length)\b|"
-    r"\bcontext (?:window|length) (?:exceeded|overflow)\b|\bprompt is too long\b"
+    r"\bcontext (?:window|length) (?:exceeded|overflow)\b|\bprompt is too long\b|"
+    r"\bcontext of [\d,.]+k? tokens exceeds the [\d,.]+k? token limit\b"
 )
 """The model's context or output tokens ran out: the request itself was too big (no person is
 needed, and backing off does not help): an ordinary failed attempt, retried with less."""
