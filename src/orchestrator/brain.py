@@ -22,7 +22,7 @@ from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loo
 from orchestrator.models import Category, ConfigError
 from orchestrator.rules.external import external_line
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
-from orchestrator.rules.platform import find_platform_error
+from orchestrator.rules.platform import api_rejection, find_platform_error
 from orchestrator.rules.signals import ESCALATIONS
 
 __all__ = [
@@ -122,8 +122,13 @@ def _rules(
     loop = None if loops_checked else LoopDetector(config).check(attempt_history, task_id=task_id)
 
     platform = _platform(latest)
+    if platform is not None and platform.decision == "escalate":
+        return platform, True  # a key, credit or quota: the table's own why and category
+    stuck = _stuck_on_the_platform(attempt_history)
+    if stuck is not None:
+        return stuck, True
     if platform is not None:
-        return platform, platform.decision == "escalate"
+        return platform, False
 
     external = external_line(latest) or _later_trouble(attempt_history)
     if external is not None:
@@ -224,6 +229,34 @@ def _credential_fault(text: str) -> str | None:
             and not _IN_A_TEST.search(line)
         ):
             return line.strip()[:300]
+    return None
+
+
+def _stuck_on_the_platform(attempt_history: Sequence[str]) -> RetryDecision | None:
+    """The last two attempts ended on the same refusal of the model API (the same 4xx to the
+    request itself) or both ran out of context: the next attempt would send the same request, so
+    someone has to change the endpoint, the model or the conversation."""
+    if len(attempt_history) < 2:
+        return None
+    before, latest = (tail(a, SCAN_CHARS) for a in attempt_history[-2:])
+    now, then = api_rejection(latest), api_rejection(before)
+    if now is not None and then is not None and now[0] == then[0]:
+        return RetryDecision(
+            "escalate",
+            f"The model API refused the request the same way twice (`{quote(now[1], 160)}`): "
+            "a retry sends the same request",
+            None,
+            # a 404: the endpoint or the model is not there, a setting of the remote service
+            category="external_service" if now[0] == 404 else None,
+        )
+    errs = [find_platform_error(a) for a in (before, latest)]
+    if all(e is not None and e.kind == "context_limit" for e in errs):
+        return RetryDecision(
+            "escalate",
+            "The conversation ran out of the model's context twice in a row (compacting did "
+            f"not help: `{quote(errs[-1].message if errs[-1] else '', 160)}`)",
+            None,
+        )
     return None
 
 

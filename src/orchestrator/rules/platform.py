@@ -35,6 +35,7 @@ __all__ = [
     "PlatformError",
     "PlatformKind",
     "action_for",
+    "api_rejection",
     "find_platform_error",
     "kind_of",
     "kind_of_status",
@@ -209,7 +210,8 @@ _CONTEXT_LIMIT = (
     r"\bexceeded (?:the )?(?:model's )?output (?:token )?limit\b|"
     r"\bmaximum context length\b|\bexceeds? the (?:available )?context (?:window|size|length)\b|"
     r"\bcontext (?:window|length) (?:exceeded|overflow)\b|\bprompt is too long\b|"
-    r"\bcontext of [\d,.]+k? tokens exceeds the [\d,.]+k? token limit\b"
+    r"\bcontext of [\d,.]+k? tokens exceeds the [\d,.]+k? token limit\b|"
+    r"\bConversation too long\b"
 )
 """The model's context or output tokens ran out: the request itself was too big (no person is
 needed, and backing off does not help): an ordinary failed attempt, retried with less."""
@@ -511,3 +513,18 @@ _STATUS = re.compile(
 def _status(line: str) -> int | None:
     m = _STATUS.search(line)
     return int(m.group(1) or m.group(2)) if m else None
+
+
+_REJECTION = re.compile(r"^\W{0,6}(?:API )?Error:?\s*(4(?:00|04|13|22))\b[^\n]*", re.M)
+"""The model API refusing the request itself (`API Error: 400 {…invalid_request_error…}`,
+`Error: 404 404 page not found`): not a limit that passes, not the code under test."""
+
+
+def api_rejection(text: str) -> tuple[int, str] | None:
+    """The status and line of the model API's last refusal of the request itself in TEXT's last
+    lines (a bad endpoint or model name, a corrupted or oversized conversation), None if none.
+    Once is an ordinary failure; the same refusal again means a retry sends the same request."""
+    last = None
+    for last in _REJECTION.finditer(text[-4000:]):  # noqa: B007 - only the last one is wanted
+        pass
+    return (int(last.group(1)), last.group(0).strip()) if last else None

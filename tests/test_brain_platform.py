@@ -1,0 +1,65 @@
+"""The brain on the model API refusing the request itself (issue 11): once is an ordinary
+failure; the same refusal in two attempts in a row, or the context running out twice, means the
+next attempt would send the same request, so a person has to change something."""
+
+from __future__ import annotations
+
+from orchestrator.brain import Brain, RetryDecision
+
+BAD_REQUEST = (
+    'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":'
+    '"messages.12: `tool_use` ids were found without `tool_result` blocks"},"request_id":"req_%d"}'
+)
+
+
+def decide(history: list[str]) -> RetryDecision:
+    return Brain(backend="rules").should_retry_or_escalate(
+        task_id="2.1",
+        task_title="Wire the importer",
+        attempt_history=history,
+        attempt_count=len(history),
+    )
+
+
+def test_one_refusal_of_the_request_is_retried() -> None:
+    assert decide([BAD_REQUEST % 1]).decision == "retry"
+
+
+def test_the_same_refusal_twice_escalates_even_when_its_ids_differ() -> None:
+    d = decide(
+        ["FAILED test_import.py::test_rows - KeyError: 'id'", BAD_REQUEST % 1, BAD_REQUEST % 2]
+    )
+    assert (d.decision, d.category) == ("escalate", None)
+    assert "refused the request the same way twice" in d.reason
+
+
+def test_a_404_twice_is_the_remote_services_setting() -> None:
+    page = "Error: 404 404 page not found\n    at generate (cli.js:11:53269)"
+    d = decide([page, page])
+    assert (d.decision, d.category) == ("escalate", "external_service")
+
+
+def test_different_refusals_are_no_loop() -> None:
+    d = decide([BAD_REQUEST % 1, "Error: 404 404 page not found"])
+    assert d.decision == "retry"
+
+
+def test_running_out_of_context_twice_escalates() -> None:
+    d = decide(
+        [
+            'Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":'
+            '"prompt is too long: 205030 tokens > 200000 maximum"}}',
+            "/compact\n  ⎿ Error: Error during compaction: Error: Conversation too long. Press esc "
+            "to go up a few messages and try again.",
+        ]
+    )
+    assert d.decision == "escalate"
+
+
+def test_a_credit_refusal_keeps_its_own_category() -> None:
+    credit = (
+        'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":'
+        '"Your credit balance is too low to access the Anthropic API."}}'
+    )
+    d = decide([credit, credit])
+    assert (d.decision, d.category) == ("escalate", "external_service")
