@@ -197,3 +197,54 @@ def test_aiders_context_window_refusal_is_an_ordinary_failure() -> None:
         "Try to proceed anyway? (Y)es/(N)o [Yes]: n\n"
     )
     assert decide(text)[0] == "retry"
+
+
+# -- written on the spent second and third sets of realistic styles -------------------------------
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        "Preciso que você rode isto no computador da impressora e me envie a saída completa.",
+        "Pouvez-vous installer l'APK sur votre téléphone et me dire si les icônes restent "
+        "lisibles.",
+        "Potresti esportare i frame come PNG nella cartella design/.",
+    ],
+)
+def test_a_request_in_other_languages_waits_for_the_person(request_: str) -> None:
+    assert decide("The build is ready.\n\n" + request_)[0] == "escalate", request_
+
+
+def test_advice_in_the_present_tense_is_no_request() -> None:
+    text = (
+        "Para localizar um elemento pelo nome parcial da classe, você pode usar o seletor XPath "
+        "com a função `contains()`."
+    )
+    assert decide(text)[0] == "complete"
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "I tried to add multi-currency grouping, but the patch did not apply because the "
+        "function body differs from what I expected.",
+        "The parser is implemented and its tests pass. mypy still reports 3 errors about "
+        "optional values.",
+        "[2026-11-24 01:36:02] [ERROR] Claude Code exited with code 137\n"
+        "[2026-11-24 01:36:02] [WARN] No status block found in output",
+    ],
+)
+def test_a_change_that_never_landed_or_errors_left_is_a_failure(claim: str) -> None:
+    assert decide(claim)[0] == "retry", claim
+
+
+def test_a_completion_marker_refuted_by_a_failure_printed_after_it_is_a_failure() -> None:
+    text = (
+        "All items done.\n\n<promise>COMPLETE</promise>\n\n```\n"
+        "--- FAIL: TestRedirectExpired (0.00s)\n    redirect_test.go:48: expected 410, got 302\n"
+        "FAIL\n```\n"
+    )
+    assert decide(text)[0] == "retry"
+    # printed before the marker, the failure is one the agent went on to fix
+    fixed = "```\n--- FAIL: TestRedirectExpired (0.00s)\nFAIL\n```\n\nFixed.\n\n<promise>COMPLETE</promise>\n"
+    assert decide(fixed)[0] == "complete"

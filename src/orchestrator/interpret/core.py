@@ -22,7 +22,7 @@ from orchestrator.interpret.destructive import (
 )
 from orchestrator.interpret.external import BLOCKER, find_external_trouble, platform_reading
 from orchestrator.interpret.extract import extract_options, extract_recommendation
-from orchestrator.interpret.heuristics import read_unmarked
+from orchestrator.interpret.heuristics import output_status, read_unmarked
 from orchestrator.interpret.llm_judge import ask_llm
 from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
@@ -127,6 +127,18 @@ def _blocker_sentence(tail_text: str) -> str | None:
     return found[-1] if found else None
 
 
+def _refuted(lines: list[Line], marker: str | None) -> str | None:
+    """A test or build failure a tool printed after the completion marker (`<promise>COMPLETE
+    </promise>` then `--- FAIL: TestRedirect`): the claim came before the result that refutes
+    it. The failure line, or None."""
+    status, evidence, at = output_status(lines)
+    if status != "failure" or not marker:
+        return None
+    key = marker.strip().splitlines()[0][:80]
+    said = max((ln.no for ln in lines if key in ln.text), default=None)
+    return evidence if said is not None and at > said else None
+
+
 def interpret_rules(text: str) -> Interpretation:
     """The deterministic judgment (layers 1–3), no LLM. The agent platform's own error at the
     end of the output (a usage limit, a bad key, overloaded) outranks everything else."""
@@ -141,6 +153,10 @@ def interpret_rules(text: str) -> Interpretation:
     marked = read_markers(text)
     if marked is not None:
         if marked.verdict == "completed":
+            if (refuted := _refuted(lines, marked.evidence)) is not None:
+                return Interpretation(
+                    verdict="failed", source="heuristic", evidence=refuted, error=refuted
+                )
             return Interpretation(
                 verdict="completed", source="marker", confident=True, evidence=marked.evidence
             )

@@ -159,7 +159,8 @@ ERRORS_LEFT = re.compile(
     r"\bstill (?:need|needs|require|requires) (?:fixing|to be fixed|a fix)\b|"
     r"\b(?:gate|CI|check|pipeline)\b[^.\n]{0,30}\bwill (?:reject|fail on|block)\b|"
     r"\b(?:remaining|outstanding|unresolved|unfixed) (?:type |lint |compile |build |test )?"
-    r"(?:errors?|failures?)\b",
+    r"(?:errors?|failures?)\b|"
+    r"\bstill (?:reports?|shows?|gives?|throws?|has|have|flags?) [1-9]\d* (?:\w+ )?(?:errors?|failures?)\b",
     re.I,
 )
 """Errors the agent leaves and says so: "These still need fixing", "The lint and type errors are
@@ -224,6 +225,24 @@ FAILURE: _W = [
         3,
     ),
     (re.compile(r"\b(?:I'm|I am) stuck\b|\bI (?:gave up|give up|am giving up)\b", re.I), 3),
+    # a process the run depended on killed or exiting non-zero, as a loop runner logs it
+    (
+        re.compile(
+            r"\bexited with (?:exit )?(?:code|status) (?:[1-9]\d*)\b|\bKilled\s+timeout\b", re.I
+        ),
+        2,
+    ),
+    # an edit that never reached the file: "the patch did not apply", a tool's "old_string was
+    # not found" / "String to replace not found"
+    (
+        re.compile(
+            r"\b(?:patch|edit|diff|change|replacement)(?:es|s)? (?:did(?:n't| not)|could(?:n't| not)|"
+            r"failed to) (?:apply|be applied|match)\b|\bold_string was not found\b|"
+            r"\bString to replace not found\b",
+            re.I,
+        ),
+        3,
+    ),
     (re.compile(r"\b(?:was|were|has been|have been) unsuccessful\b", re.I), 3),
     (
         re.compile(
@@ -436,6 +455,17 @@ _HUMAN_ACTION = re.compile(
     r"\bplease (?:run|execute|try)\b[^?!\n]{0,120}?\band (?:share|send|paste|post|report|tell me|let me know)\b|"
     r"^\W*(?:Tell me|Confirm|Decide|Choose|Pick|Select) (?:your|which|whether|how|what|one|between)\b|"
     r"\bquestions? (?:are |is )?blocking\b|\bif you say [\"“]?go\b|\bjust (?:a |say )?[\"“]go\b|"
+    # the same requests in es, pt, fr, it, de: "Preciso que você rode isto…", "Pouvez-vous … me dire"
+    r"\b(?:preciso|necessito) que (?:você|vc|tu)\b|\bnecesito que (?:tú |usted )?\w|"
+    r"\bj['’]ai besoin que (?:vous|tu)\b|"
+    # "could you <verb>": the polite conditional, or a verb with "me" attached ("Potresti
+    # esportare…", "Pouvez-vous installer…", "¿Puedes pasarme…"); the bare present ("puoi usare",
+    # "você pode usar") is advice
+    r"\b(?:pouvez|pourriez)-vous\s+(?:me\s+|m['’])?\w+(?:er|ir|re)\b|"
+    r"\bpodrías\s+\w+(?:ar|er|ir)(?:me|nos|lo|la|los|las)?\b|\b(?:puedes|puede|podría)\s+(?:usted\s+)?\w+(?:ar|er|ir)me\b|"
+    r"\b(?:você |vc )?poderia\s+(?:me\s+)?\w+(?:ar|er|ir)\b|\b(?:pode|podes) me\s+\w+(?:ar|er|ir)\b|"
+    r"\bpotresti\s+\w+(?:are|ere|ire)(?:mi|ci|lo|la|li|le)?\b|\b(?:puoi|può|potrebbe)\s+\w+(?:are|ere|ire)mi\b|"
+    r"\b(?:könnten|können) Sie (?:mir )?\w|"
     r"\bonce you(?:'ve| have)?\b[^.?!\n]{0,150}\b(?:let me know|tell me)\b|"
     # a question about what only the user sees or has: "What error are you getting when you run it?"
     r"\b(?:what|which|where|how)\b[^?.!\n]{0,50}\b(?:are|do|did|were) you (?:getting|seeing|get|see|"
