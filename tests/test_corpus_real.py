@@ -36,14 +36,14 @@ from orchestrator.interpret import Interpretation, interpret
 CORPUS = Path(__file__).parent / "corpus_real"
 CATEGORIES = ("ambiguous_requirements", "extreme_destructive", "external_service")
 
-SETS: tuple[str, ...] = ("tune", "holdback8")
+SETS: tuple[str, ...] = ("tune", "holdback9")
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
 # (2026-11-23, after commit 4fdec9f) and then moved into the pool (427 cases). `holdback3` was
 # scored once at the end of the third round (after commit b8c8cab) and moved into the pool on
 # 2026-11-24 01:21 UTC (519 cases). `holdback4` was scored once at the end of the fourth round
 # (after commit 719c24e). `holdback5` was scored once at the end of the fifth round and moved into
 # the pool on 2026-11-24 09:25 UTC (722 cases).
-SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback8")
+SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback9")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -173,11 +173,24 @@ SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback8")
 #   63.6%. Nothing written on realistic outputs this session changed a real one. Its misses: 19
 #   failures read as finished, 13 escalations read as finished and one as failed, 7 failures
 #   escalated, 4 finished outputs escalated and 2 retried.
+# holdback8 was then spent: rounds 11-13 (2026-11-24, second session of the day) were written on
+# it (Cline's early export format, go-ahead gates in ja/zh/ko, platform notices: 0.582 -> 0.682
+# in-sample) and on the spent realistic sets corpus_styles2-4; the pool did not move.
+#   holdback9 (110 new cases collected apart by two others while rounds 11-13 ran: claude 21,
+#   aider 16, codex 15, gemini 15, copilot 15, cursor 12, cline 6, roo 5, openhands 5; 27
+#   completed, 43 failed, 40 needs_human), scored once 2026-11-24 13:08 UTC with the rules of the
+#   session's start (683f17a), after round 11 (990efd0), 12 (4856b36) and 13 (56fa8e0): decision
+#   0.655 all four times, category 0.845 -> 0.836, caught 0.675, false escalations 0.222 (6 of 27
+#   finished outputs: offers of more work after it), unsure 47.3%. Its misses at the end: 9
+#   failures read as finished and 9 escalated (11 and 7 at the start: two moved from one wrong
+#   answer to the other), 11 escalations read as finished and 2 as failed, 6 finished outputs
+#   escalated and one retried.
+# holdback8 was then moved, unchanged, into the pool (2026-11-24 13:20 UTC): 1,044 cases.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.756, 0.905, 0.880, 0.017),
-    "cv_a": (0.754, 0.904, 0.864, 0.033),
-    "cv_b": (0.758, 0.906, 0.895, 0.000),
-    "holdback8": (0.582, 0.818, 0.562, 0.105),
+    "tune": (0.748, 0.901, 0.873, 0.027),
+    "cv_a": (0.750, 0.902, 0.873, 0.041),
+    "cv_b": (0.747, 0.901, 0.873, 0.013),
+    "holdback9": (0.655, 0.836, 0.675, 0.222),
 }
 FLOOR = 0.10
 
@@ -308,7 +321,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 1044
+    assert total >= 1154
 
 
 @pytest.mark.parametrize("split", SCORED)

@@ -1,11 +1,13 @@
-"""Eleventh round (issue 11), one behaviour each, on invented text, written on the spent real set
-`tests/corpus_real/holdback8/`: Cline's early export format (`[Tool Use: …]` with `Question:`,
-`Follow_up:` and `Result:` lines); a yes/no offer before any work is done; go-ahead gates in
-Japanese, Chinese and Korean; a platform that blocked the account, a monthly allowance reached,
-a model's rate limit exhausted, a bare `503 … overloaded` line and an API's JSON error object.
-Then on the spent `tests/corpus_styles4/`: a request after finished work, BMAD's HALT line, go-ahead
-gates in nl/pl, held steps that would destroy data, pytest and Go failures printed bare, a
-verifier status with its score, Aider's context-window refusal."""
+"""Rounds 11-13 (issue 11), one behaviour each, on invented text. Round 11 was written on the
+spent real set `holdback8` (now in `tests/corpus_real/tune/`): Cline's early export format
+(`[Tool Use: …]` with `Question:`, `Follow_up:` and `Result:` lines); a yes/no offer before any
+work is done; go-ahead gates in Japanese, Chinese and Korean; a platform that blocked the
+account, a monthly allowance reached, a model's rate limit exhausted, a bare `503 … overloaded`
+line and an API's JSON error object. Round 12 on the spent `tests/corpus_styles4/`: a request
+after finished work, BMAD's HALT line, go-ahead gates in nl/pl, held steps that would destroy
+data, pytest and Go failures printed bare, a verifier status with its score, Aider's
+context-window refusal. Round 13 on the spent `corpus_styles2`/`3`: requests in other
+languages, edits that never landed, a completion marker refuted after it."""
 
 from __future__ import annotations
 
