@@ -66,6 +66,14 @@ def cases() -> dict[str, str]:
         "many unclosed code fences ```` ```python ````": fill("```python\n"),
         "lines of punctuation (a `YOUR ACTION:` scan)": fill("!" * 61 + "\n"),
         "checkpoint box lines": fill("║ CHECKPOINT: " + "x" * 60 + " ║ y\n"),
+        "one exported `attempt_completion` with a long result": (
+            "[Tool Use: attempt_completion]\nResult: " + "x " * (SIZE // 2)
+        ),
+        "an exported `Follow_up: [` never closed": (
+            "[Tool Use: ask_followup_question]\nQuestion: q?\nFollow_up: ["
+            + '{"text": "a"},' * (SIZE // 15)
+        ),
+        "`HALT:` lines": fill("HALT: x\n"),
     }
 
 

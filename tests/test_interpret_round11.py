@@ -250,3 +250,34 @@ def test_a_completion_marker_refuted_by_a_failure_printed_after_it_is_a_failure(
     # printed before the marker, the failure is one the agent went on to fix
     fixed = "```\n--- FAIL: TestRedirectExpired (0.00s)\nFAIL\n```\n\nFixed.\n\n<promise>COMPLETE</promise>\n"
     assert decide(fixed)[0] == "complete"
+
+
+# -- round 14, written on the spent fifth set of realistic styles (`tests/corpus_styles5/`) -------
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "The next step is the production rollout. Per the release policy I'm holding here. "
+        'Reply "ship it" when you want me to run the production deploy.',
+        "Please open http://localhost:4173/invoices/42, print it to PDF on A4 and tell me whether "
+        "the page breaks look right.",
+        "Merci d'ouvrir la page sur votre téléphone, de la comparer à la maquette et de me dire "
+        "« validé » ou la liste des écarts.",
+        "I'd like your go-ahead before spending research credits on this.",
+        "Options:\n1. Approve release now\n2. Approve with a 10% rollout\n3. Hold",
+    ],
+)
+def test_a_go_ahead_or_a_check_only_the_person_can_make_waits(ending: str) -> None:
+    text = "Story 9.2 is implemented; 498 tests pass.\n\n" + ending
+    assert decide(text)[0] == "escalate", ending
+
+
+def test_a_status_line_is_read_with_the_json_body_under_it() -> None:
+    text = (
+        "[2026-11-24T10:07:04] ERROR: unexpected status 429 Too Many Requests: {\n"
+        '  "error": {\n    "message": "You exceeded your current quota.",\n'
+        '    "code": "insufficient_quota"\n  }\n}\n'
+        "[2026-11-24T10:07:04] ERROR: retries exhausted (0 of 5 attempts succeeded)\n"
+    )
+    assert decide(text) == ("escalate", "external_service")

@@ -15,7 +15,9 @@ __all__ = ["numbered_choice"]
 
 _CHOICE_LEAD = re.compile(
     r"\b(?:would you like|do you want|want me to|should I|shall I|which (?:one|option|would)|"
-    r"(?:do|would) you prefer|choose|let me know which)\b[^\n]*[:?]\W{0,4}$",
+    r"(?:do|would) you prefer|choose|let me know which)\b[^\n]*[:?]\W{0,4}$|"
+    # a bare "Options:" heading over the list
+    r"^\W*Options\W{0,4}$",
     re.I,
 )
 

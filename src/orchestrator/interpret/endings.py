@@ -76,7 +76,7 @@ _GO_AHEAD = re.compile(
     r"\bif you (?:approve|agree|confirm|give (?:me )?the go-ahead)\b|"
     r"\bwith your (?:approval|go-ahead|confirmation|permission)\b|"
     r"\b(?:awaiting|waiting for|need) your (?:approval|go-ahead|confirmation|sign-off)\b|"
-    r"\b(?:want|need|would like) your (?:OK|okay|go-ahead|approval|sign-off)\b|"
+    r"\b(?:want|need|would like|I['’]d like) your (?:OK|okay|go-ahead|approval|sign-off)\b|"
     r"\b(?:does|do) (?:this|the|my) (?:plan|approach|proposal|design) (?:look|sound|seem) "
     r"(?:good|right|ok(?:ay)?|reasonable)\b|\bas soon as you (?:confirm|approve|give the go-ahead)\b|"
     # the agent says it is ready and stops: "Ready to proceed with that constraint in mind."

@@ -488,8 +488,13 @@ def find_platform_error(
             continue
         status = _status(line)
         after = " ".join(lines[k : k + 3])
-        # a message wrapped over lines: its code may be on the next one
-        kind = kind_of(line, status=status) or kind_of(after, status=status)
+        # a message wrapped over lines: its code may be on the next one; a status line followed
+        # by the API's JSON body is read with it (`429 Too Many Requests: {` … `"code":
+        # "insufficient_quota"`: the body's quota outranks the status's rate limit)
+        body = _json_body(lines, k)
+        kind = (
+            kind_of(f"{line} {body}", status=status) if body else kind_of(line, status=status)
+        ) or kind_of(after, status=status)
         if kind is None:
             continue
         err = PlatformError(
@@ -501,6 +506,21 @@ def find_platform_error(
             return err  # the platform already answered the quota printed before: another model
         found = found or err
     return found
+
+
+_BODY_LINE = re.compile(r"^\s*[{}\[\]\"]")
+
+
+def _json_body(lines: list[str], k: int) -> str:
+    """The JSON body printed under line K (up to 15 lines that look like JSON), or ""."""
+    if not lines[k].rstrip().endswith(("{", "[", ":")):
+        return ""
+    body = []
+    for line in lines[k + 1 : k + 16]:
+        if not _BODY_LINE.match(line):
+            break
+        body.append(line)
+    return " ".join(body)
 
 
 _STATUS = re.compile(
