@@ -63,3 +63,34 @@ def test_a_credit_refusal_keeps_its_own_category() -> None:
     )
     d = decide([credit, credit])
     assert (d.decision, d.category) == ("escalate", "external_service")
+
+
+def test_a_rate_limit_that_resets_within_minutes_is_retried() -> None:
+    limit = (
+        "> litellm.RateLimitError: GroqException - Rate limit reached for model `llama3-70b` on "
+        "tokens per minute (TPM): Limit 6000, Used 4187, Requested 5830. Please try again in "
+        "40.165s. Need more tokens? Upgrade at https://console.example.com/settings/billing"
+    )
+    d = decide([limit, limit, limit])
+    assert d.decision == "retry"
+
+
+def test_a_per_minute_quota_with_billing_advice_is_a_rate_limit() -> None:
+    from orchestrator.rules.platform import kind_of
+
+    message = (
+        "429 You exceeded your current quota, please check your plan and billing details. "
+        '"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"'
+    )
+    assert kind_of(message) == "rate_limit"
+    # a free tier whose limit is 0 never refills: the account must change
+    assert kind_of(message + ', "quotaValue": "limit: 0"') != "rate_limit"
+
+
+def test_a_link_is_no_message() -> None:
+    from orchestrator.rules.platform import kind_of
+
+    assert kind_of(
+        "Rate limit reached. Upgrade at https://console.example.com/settings/billing"
+    ) == ("rate_limit")
+    assert kind_of("Request too large for model `llama3-70b` on tokens per minute") == "permission"

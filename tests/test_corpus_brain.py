@@ -33,7 +33,7 @@ import yaml
 from orchestrator.brain import RetryDecision, rules_decision
 
 CORPUS = Path(__file__).parent / "corpus_brain"
-SPLITS = ("tune", "holdback", "holdback2")
+SPLITS = ("tune", "holdback", "holdback2", "holdback3")
 LABELS = ("retry", "escalate")
 FIELDS = ("agent", "source", "label_from", "decision", "category", "kind", "attempts")
 AGENTS = ("cursor", "cline", "claude", "codex", "aider", "copilot", "gemini", "openhands", "roo")
@@ -85,7 +85,14 @@ MEASURED: dict[str, tuple[float, float, float, float, float]] = {
     "holdback": (0.707, 0.417, 0.172, 0.333, 0.537),
     # scored once at 0.667; in-sample since: 0.778 after the platform rules, 0.867 after a
     # refusal of the request itself repeated (or the context running out twice) escalates
-    "holdback2": (0.867, 0.864, 0.130, 0.818, 0.267),
+    "holdback2": (0.867, 0.864, 0.130, 0.864, 0.267),
+    # 21 histories collected blind on 2026-11-24 (aider 15, claude 4, copilot 2; 10 escalate,
+    # 11 retry), scored once at 13:33 UTC with the brain of the session's start (683f17a) and of
+    # commit d1effe8 alike: 0.571, 0.700, 0.545, 0.700, 0.095 — the repeated-refusal rule found
+    # nothing there; 6 of its 11 retries are rate limits that cleared by themselves. Then, in-sample:
+    # a link is no message (".../settings/billing"), a quota "per minute" stays a rate limit
+    # whatever billing advice follows, and a rate limit that resets within minutes is retried.
+    "holdback3": (0.762, 0.700, 0.182, 0.700, 0.095),
 }
 MARGIN = 0.10
 
@@ -196,8 +203,8 @@ def test_corpus_brain_headers() -> None:
         assert tuple(meta) == FIELDS, f"{where}: fields {tuple(meta)}"
         assert case.label in LABELS, where
         assert meta["decision"] == case.label, f"{where}: decision disagrees with its folder"
-        # holdback2 was collected later, apart, as a whole: no hash decides its cases
-        assert case.split == "holdback2" or split_of(case.stem) == case.split, where
+        # holdback2 and holdback3 were collected later, apart, as wholes: no hash decides them
+        assert case.split in ("holdback2", "holdback3") or split_of(case.stem) == case.split, where
         assert meta["agent"] in AGENTS and case.stem.startswith(f"{meta['agent']}_"), where
         assert meta["category"] in CATEGORIES, where
         assert meta["decision"] == "escalate" or meta["category"] is None, where

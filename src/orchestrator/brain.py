@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -273,6 +274,14 @@ def _platform(latest: str) -> RetryDecision | None:
     if err is None:
         return None
     spec, said = err.spec, quote(err.message, 160)
+    if err.kind == "rate_limit" and err.retry_at is not None and err.retry_at - time.time() <= 600:
+        # the API named a short wait ("Please try again in 40s"): it clears by itself
+        return RetryDecision(
+            "retry",
+            f"A rate limit of the agent's model API that resets within minutes (`{said}`)",
+            "The previous attempt was stopped by the model API's rate limit, not by the code: "
+            "continue the task from where it stopped (its changes are still there).",
+        )
     if not spec.transient:
         return RetryDecision("escalate", f"{spec.why} (`{said}`)", None, category=spec.category)
     if spec.guidance:

@@ -270,6 +270,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             # organisation): waiting for a reset never clears it
             r"\b(?:doesn\\?['’]t|does not) have a free (?:quota )?tier\b|\bno free (?:quota )?tier\b|"
             r"\borganization must be verified\b|"
+            # a request bigger than the account's tier allows at all: waiting never lets it through
+            r"\bRequest too large for (?:model|gpt|claude|llama)|"
             r"\b(?:organization|account|workspace) (?:has been|is|was) (?:disabled|suspended|deactivated)\b|"
             # the provider does not serve the user's country: a network or account setting
             r"\b(?:doesn['’]t|does not) serve your region\b|\bnot available in your (?:region|country)\b|"
@@ -362,16 +364,27 @@ def kind_of(message: str | None, *, status: int | None = None) -> str | None:
     >>> kind_of("API Error: 529 Overloaded"), kind_of("boom", status=401)
     ('overloaded', 'authentication')
     """
-    message = _NEGATED.sub(" ", message) if message else message
+    # a link is no message: ".../settings/billing" under a rate limit is where to upgrade
+    message = _NEGATED.sub(" ", _LINK.sub(" ", message)) if message else message
     for kind, pattern in _KIND_WORDS if message else ():
         if pattern.search(message or ""):
-            if kind == "quota" and _PER_MINUTE.search(message or ""):
-                return "rate_limit"  # a per-minute quota refills by itself: back off
+            if (
+                (kind == "quota" or (kind == "billing" and "quota" in (message or "").lower()))
+                and _PER_MINUTE.search(message or "")
+                and not _NO_ALLOWANCE.search(message or "")
+            ):
+                # a per-minute quota refills by itself, whatever "check your plan and billing
+                # details" the provider appends: back off (unless its limit is 0: no free tier)
+                return "rate_limit"
             return kind
     return kind_of_status(status)
 
 
-_PER_MINUTE = re.compile(r"\bper (?:minute|second)\b|\brequests? per min\b|\b[RT]PM\b", re.I)
+_NO_ALLOWANCE = re.compile(r"\blimit\W{1,4}0\b", re.I)
+_LINK = re.compile(r"\bhttps?://[^\s\"'<>()\[\]]+")
+_PER_MINUTE = re.compile(
+    r"\bper (?:minute|second)\b|\brequests? per min\b|\b[RT]PM\b|PerMinute|PerSecond", re.I
+)
 
 
 # -- platform errors in final text --------------------------------------------------------------
