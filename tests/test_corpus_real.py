@@ -36,14 +36,14 @@ from orchestrator.interpret import Interpretation, interpret
 CORPUS = Path(__file__).parent / "corpus_real"
 CATEGORIES = ("ambiguous_requirements", "extreme_destructive", "external_service")
 
-SETS: tuple[str, ...] = ("tune", "holdback9")
+SETS: tuple[str, ...] = ("tune", "holdback9", "holdback10")
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
 # (2026-11-23, after commit 4fdec9f) and then moved into the pool (427 cases). `holdback3` was
 # scored once at the end of the third round (after commit b8c8cab) and moved into the pool on
 # 2026-11-24 01:21 UTC (519 cases). `holdback4` was scored once at the end of the fourth round
 # (after commit 719c24e). `holdback5` was scored once at the end of the fifth round and moved into
 # the pool on 2026-11-24 09:25 UTC (722 cases).
-SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback9")
+SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback9", "holdback10")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -187,10 +187,17 @@ SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback9")
 #   escalated and one retried.
 # holdback8 was then moved, unchanged, into the pool (2026-11-24 13:20 UTC): 1,044 cases.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.748, 0.901, 0.873, 0.027),
-    "cv_a": (0.750, 0.902, 0.873, 0.041),
+    "tune": (0.749, 0.901, 0.873, 0.027),
+    "cv_a": (0.751, 0.902, 0.873, 0.041),
     "cv_b": (0.747, 0.901, 0.873, 0.013),
     "holdback9": (0.655, 0.836, 0.675, 0.222),
+    # holdback10 (68 more real outputs collected apart by two others while round 14 and the
+    # brain's rules were written: claude 13, gemini 9, aider 9, cursor 9, cline 7, copilot 7,
+    # codex 5, openhands 5, roo 4; 19 completed, 25 failed, 24 needs_human), scored once
+    # 2026-11-24 13:36 UTC with the rules of the session's start (683f17a) and of commit 708462e:
+    # decision 0.574 both times (one failure moved from "read as finished" to "escalated"),
+    # category 0.765 -> 0.750, caught 0.625, false escalations 0.158, unsure 57.4%.
+    "holdback10": (0.574, 0.750, 0.625, 0.158),
 }
 FLOOR = 0.10
 
@@ -321,7 +328,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 1154
+    assert total >= 1222
 
 
 @pytest.mark.parametrize("split", SCORED)
