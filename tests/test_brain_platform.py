@@ -30,7 +30,7 @@ def test_the_same_refusal_twice_escalates_even_when_its_ids_differ() -> None:
         ["FAILED test_import.py::test_rows - KeyError: 'id'", BAD_REQUEST % 1, BAD_REQUEST % 2]
     )
     assert (d.decision, d.category) == ("escalate", None)
-    assert "refused the request the same way twice" in d.reason
+    assert "refused the request itself with the same status (400)" in d.reason
 
 
 def test_a_404_twice_is_the_remote_services_setting() -> None:

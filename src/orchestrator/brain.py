@@ -244,8 +244,8 @@ def _stuck_on_the_platform(attempt_history: Sequence[str]) -> RetryDecision | No
     if now is not None and then is not None and now[0] == then[0]:
         return RetryDecision(
             "escalate",
-            f"The model API refused the request the same way twice (`{quote(now[1], 160)}`): "
-            "a retry sends the same request",
+            f"The model API refused the request itself with the same status ({now[0]}) in two "
+            f"attempts in a row (`{quote(now[1], 160)}`): a retry sends the same request",
             None,
             # a 404: the endpoint or the model is not there, a setting of the remote service
             category="external_service" if now[0] == 404 else None,

@@ -98,7 +98,7 @@ _GO_AHEAD = re.compile(
     r"\b(?:wymaga|czekam na) (?:Twojej|Pana|Pani|waszej) (?:zgody|akceptacji|decyzji|potwierdzenia)\b|"
     r"\bCzy mam (?:kontynuować|kontynuowac|wdrożyć|wdrozyc)\b|"
     # ja, zh, ko: no word boundaries between their characters, so none are asked for
-    r"(?:この|その)(?:案|計画|方針|内容|プラン)で(?:進めて|よろしい|問題)|て(?:も)?(?:よい|いい|よろしい)(?:か|です|でしょう)|"
+    r"(?:この|その)(?:案|計画|方針|内容|プラン)で(?:進めて|よろしい|問題)|て(?:も)?(?:よい|いい|よろしい)(?:か|ですか|でしょうか)|"
     r"ご?(?:確認|承認)(?:ください|下さい|を?お願い)|(?:OK|問題(?:が)?なければ|よろしければ)[、,][^。\n]{0,60}(?:します|進めます)|"
     r"请(?:您)?(?:确认|批准|审核)|(?:确认|同意|批准)后(?:我)?(?:再|将|会|就)|等待(?:您|你)的(?:确认|批准|同意)|"
     r"如果(?:您|你)?(?:同意|确认|没有?问题|觉得可以)[^。\n]{0,40}我(?:将|会|就|再|可以)|"
