@@ -125,7 +125,8 @@ def _rules(
     platform = _platform(latest)
     if platform is not None and platform.decision == "escalate":
         return platform, True  # a key, credit or quota: the table's own why and category
-    stuck = _stuck_on_the_platform(attempt_history)
+    before = tail(attempt_history[-2], SCAN_CHARS) if len(attempt_history) > 1 else None
+    stuck = _stuck_on_the_platform(before, latest)
     if stuck is not None:
         return stuck, True
     if platform is not None:
@@ -233,13 +234,13 @@ def _credential_fault(text: str) -> str | None:
     return None
 
 
-def _stuck_on_the_platform(attempt_history: Sequence[str]) -> RetryDecision | None:
-    """The last two attempts ended on the same refusal of the model API (the same 4xx to the
-    request itself) or both ran out of context: the next attempt would send the same request, so
-    someone has to change the endpoint, the model or the conversation."""
-    if len(attempt_history) < 2:
+def _stuck_on_the_platform(before: str | None, latest: str) -> RetryDecision | None:
+    """The last two attempts (the tails of their failure texts; BEFORE is None after one) ended
+    on the same refusal of the model API (the same 4xx to the request itself) or both ran out of
+    context: the next attempt would send the same request, so someone has to change the
+    endpoint, the model or the conversation."""
+    if before is None:
         return None
-    before, latest = (tail(a, SCAN_CHARS) for a in attempt_history[-2:])
     now, then = api_rejection(latest), api_rejection(before)
     if now is not None and then is not None and now[0] == then[0]:
         return RetryDecision(

@@ -15,6 +15,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from orchestrator.rules.failure import last_match
+
 _CALL = re.compile(
     r"<ask_followup_question>(?P<body>.*?)</ask_followup_question>|"
     r"\[Tool Use: ask_followup_question\](?P<body2>.*?)(?=\n\s*\n|\Z)",
@@ -47,14 +49,6 @@ class AskCall:
     options: list[str] = field(default_factory=list)
 
 
-def _last(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The last call of its kind in TEXT."""
-    last = None
-    for last in rx.finditer(text):  # noqa: B007 - only the last one is wanted
-        pass
-    return last
-
-
 def _clean(s: str) -> str:
     return " ".join(html.unescape(s).split())
 
@@ -62,7 +56,7 @@ def _clean(s: str) -> str:
 def final_ask_call(text: str) -> AskCall | None:
     """The `ask_followup_question` call the output ends on, None when it ends on anything else."""
     text = text[-_SCAN:]  # the call is at the end: a bounded scan keeps megabyte logs linear
-    last = _last(_CALL, text)
+    last = last_match(_CALL, text)
     if last is None or not _TRAILER.match(text[last.end() :]):
         return None
     body = last.group("body") or last.group("body2") or ""
@@ -100,7 +94,7 @@ def final_plan_call(text: str) -> bool:
     """The output ends on a plan tool's call (its parameters, closing wrappers): the plan waits
     for the user's approval."""
     text = text[-_SCAN:]
-    last = _last(_PLAN_CALL, text)
+    last = last_match(_PLAN_CALL, text)
     if last is None:
         return False
     rest = text[last.end() :]
@@ -125,5 +119,5 @@ def final_completion_call(text: str) -> bool:
     """The output ends on an `attempt_completion` call (closing wrappers, the turn separator or
     the environment may follow): the agent reported the task done."""
     text = text[-_SCAN:]
-    last = _last(_COMPLETION_CALL, text)
+    last = last_match(_COMPLETION_CALL, text)
     return last is not None and _TRAILER.match(text[last.end() :]) is not None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from orchestrator.interpret.model import WHY_ACTION, WHY_BLOCKED, WHY_VERIFY
 from orchestrator.interpret.text import strip_md
 from orchestrator.models import CATEGORIES, Category, Verdict
+from orchestrator.rules.failure import last_match
 
 
 @dataclass
@@ -259,9 +260,7 @@ def _recovery(text: str, m: re.Match[str]) -> Marked:
 def _tagged(rx: re.Pattern[str], end: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
     """`rx.finditer`, no further than the last closing tag: an opening tag with none after it
     cannot match, and is then not scanned to the end of the text (quadratic with many)."""
-    last = None
-    for last in end.finditer(text):  # noqa: B007 - only the last one is wanted
-        pass
+    last = last_match(end, text)
     return rx.finditer(text, 0, last.end()) if last else iter(())
 
 

@@ -19,10 +19,20 @@ __all__ = [
     "failing_tests",
     "key_error_line",
     "key_lines",
+    "last_match",
     "normalise_error",
     "normalised_tail",
     "signature_of_key_lines",
 ]
+
+
+def last_match(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of RX in TEXT (None if none): outputs end on what decides them."""
+    last = None
+    for last in rx.finditer(text):  # noqa: B007 - only the last one is wanted
+        pass
+    return last
+
 
 TAIL_CHARS = 8_192
 """Characters of *normalised* text compared or searched (about the last 100 log lines)."""

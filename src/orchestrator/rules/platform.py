@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from orchestrator.models import Category
+from orchestrator.rules.failure import last_match
 from orchestrator.rules.reset_time import reset_time
 
 __all__ = [
@@ -557,7 +558,5 @@ def api_rejection(text: str) -> tuple[int, str] | None:
     """The status and line of the model API's last refusal of the request itself in TEXT's last
     lines (a bad endpoint or model name, a corrupted or oversized conversation), None if none.
     Once is an ordinary failure; the same refusal again means a retry sends the same request."""
-    last = None
-    for last in _REJECTION.finditer(text[-4000:]):  # noqa: B007 - only the last one is wanted
-        pass
+    last = last_match(_REJECTION, text[-4000:])
     return (int(last.group(1)), last.group(0).strip()) if last else None
