@@ -26,7 +26,7 @@ from orchestrator.interpret.heuristics import output_status, read_unmarked
 from orchestrator.interpret.llm_judge import ask_llm
 from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
-from orchestrator.interpret.phrases import OFFERED_CHOICE, UNCERTAIN
+from orchestrator.interpret.phrases import FIX_CLAIMED, OFFERED_CHOICE, UNCERTAIN
 from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
 from orchestrator.interpret.text import tail_text as tail_prose
 from orchestrator.interpret.uncertain import uncertainty_question
@@ -128,15 +128,16 @@ def _blocker_sentence(tail_text: str) -> str | None:
 
 
 def _refuted(lines: list[Line], marker: str | None) -> str | None:
-    """A test or build failure a tool printed after the completion marker (`<promise>COMPLETE
-    </promise>` then `--- FAIL: TestRedirect`): the claim came before the result that refutes
-    it. The failure line, or None."""
+    """The last test or build result a tool printed failed, and nothing passed after it: printed
+    after the completion marker (`<promise>COMPLETE</promise>` then `--- FAIL: TestRedirect`) or
+    before it (`2 failed, 33 passed` then `All items done. <promise>COMPLETE</promise>`), the
+    result refutes the claim, unless the words after it say the failure was fixed and run again
+    ("Fixed."). The failure line, or None."""
     status, evidence, at = output_status(lines)
     if status != "failure" or not marker:
         return None
-    key = marker.strip().splitlines()[0][:80]
-    said = max((ln.no for ln in lines if key in ln.text), default=None)
-    return evidence if said is not None and at > said else None
+    after = "\n".join(ln.text for ln in lines if ln.no > at and ln.zone == "prose")
+    return None if FIX_CLAIMED.search(after) else evidence
 
 
 def interpret_rules(text: str) -> Interpretation:

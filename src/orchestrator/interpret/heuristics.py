@@ -37,8 +37,10 @@ from orchestrator.interpret.phrases import (
     COMPLETION,
     ERRORS_LEFT,
     FAILURE,
+    FIX_CLAIMED,
     NOT_FAILURE,
     OFFERED_CHOICE,
+    RESULT_LINE_OK,
     UNCERTAIN,
 )
 from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
@@ -118,6 +120,8 @@ def output_status(
 ) -> tuple[Literal["success", "failure"] | None, str | None, int]:
     """The last test/build result printed by a tool: success, failure, or None."""
     for ln in reversed(lines):
+        if ln.zone == "prose" and RESULT_LINE_OK.match(ln.text):
+            return "success", ln.text.strip(), ln.no  # a runner's line a log's layout left bare
         if ln.zone == "prose" or (ln.zone == "fence" and ln.lang in _CODE_LANGS):
             continue  # a ```python block is code the agent wrote or proposes, not a result
         text = ln.text
@@ -421,9 +425,10 @@ def read_unmarked(lines: list[Line]) -> Reading:
         done += 2
     elif status == "failure":
         failed += 2
-        if tail and status_no > tail[-1].no:
-            # the failure was printed after the agent's last words (a lint or test run after its
-            # summary): the claims it made before the result cannot speak for it
+        if status_no > (tail[-1].no if tail else -1) or not FIX_CLAIMED.search(tail_text):
+            # the last result a tool printed failed and nothing passed after it: printed after
+            # the agent's last words, or before words that do not say it was fixed and run
+            # again ("All tests pass"), the result speaks against its claims
             failed = max(failed, done + 1)
     if ERRORS_LEFT.search(tail_text.strip().rsplit("\n\n", 1)[-1]):
         failed = max(failed, done + 1)  # its last paragraph says errors are left: not done

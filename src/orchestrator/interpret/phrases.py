@@ -348,11 +348,25 @@ CAVEAT = re.compile(
 _RESULT_OK = re.compile(
     r"\b\d[\d,]*\s+(?:passed|passing)\b(?!.*\b[1-9]\d*\s+(?:failed|errors?|failing)\b)|\btest result: ok\b|"
     r"\b\d+ examples?, 0 failures\b|\bTests:\s+\d+ passed, \d+ total\b|\bsucceeded in\b|\bSuccessfully built\b|"
-    r"\bcompiled successfully\b|\bexited 0\b|^Applied edit to\b|^Commit [0-9a-f]{7}\b|^ok\s+\S+\s+[\d.]+s|"
-    r"\bFound 0 errors\b|\bAll checks passed\b|\bBuild succeeded\b|^\s*│?\s*✓|\b0 failures\b|\b0 failed\b|"
+    r"\bcompiled successfully\b|\bexited 0\b|^Applied edit to\b|^Commit [0-9a-f]{7}\b|^[\s│|⎿]*ok\s+\S+\s+[\d.]+s|"
+    r"\bFound 0 errors\b|\bAll checks passed\b|\bBuild succeeded\b|\bBUILD SUCCESS(?:FUL)?\b|^\s*│?\s*✓|\b0 failures\b|\b0 failed\b|"
     r"\bSuccess\. Updated the following files\b",
     re.I,
 )
+FIX_CLAIMED = re.compile(
+    r"\b(?:re-?ran|re-?run|rerunning)\b|^\W*Fixed\b|\b(?:earlier|previous|first|initial) (?:failures?|errors?|run)\b|"
+    r"\bfixed (?:the|that|this|these|those|it|them|both|all)\b[^.\n]{0,40}\b(?:fail\w*|errors?|tests?|lint\w*)\b",
+    re.I | re.M,
+)
+"""The agent's last words say it fixed a failure and ran again: a red run printed before them is
+history it answered, not the verdict (what it says is checked by nothing but the gates)."""
+RESULT_LINE_OK = re.compile(
+    r"^[\s│|⎿]*(?:test result: ok\.|ok\s+\S+\s+[\d.]+s\b|Tests:\s+\d+ passed, \d+ total\b|"
+    r"=+ \d+ passed(?:, \d+ (?:skipped|warnings?|xfailed|deselected))* in [\d.]+s|"
+    r"\S*(?:bash|sh|zsh) -lc .* succeeded in [\d.]+m?s:?$|Finished `\w+` profile\b)",
+)
+"""A test or build runner's own success line, in whatever zone a log's layout put it: a line that
+only a tool prints, never a sentence of the agent's."""
 _RESULT_FAIL = re.compile(
     r"\b[1-9]\d*\s+(?:failed|failing|errors?)\b|^\s*FAILED\b|^\s*ERROR\b|^E\s+\w*(?:Error|Exception)\b|^\s*FAIL\b|^--- FAIL|Traceback \(most recent call last\)|"
     r"^\s*[\w.]*(?:Error|Exception)(?:\s*\[[\w-]+\])?:\s|^\s*│?\s*[\w.]*(?:Error|Exception):|\berror(?:\[E\d+\])?:|\berror TS\d+|"
@@ -360,6 +374,8 @@ _RESULT_FAIL = re.compile(
     r"^\s*Killed\s*$|Segmentation fault|could not compile|BUILD FAILED|Command timed out|✗|SearchReplaceNoExactMatch|"
     r"failed to match|A potential loop was detected|\bFound [1-9]\d* errors?\b|✖ \d+ problems|\bFatal\b|panicked at|"
     r"\berror during build\b|\bfailed to solve\b|"
+    # Maven's and an edit tool's own failure lines: `[ERROR] …`, `BUILD FAILURE`, `Failed to edit`
+    r"^[\s│|⎿]*\[ERROR\]|\bBUILD FAILURE\b|\bCOMPILATION ERROR\b|^[\s│|⎿]*Failed to edit\b|\bNo edits made\b|"
     # Go's compiler: `internal/feeds/atom.go:57:14: undefined: parseRFC3339Loose`
     r"^[\s│|]*[\w./-]+\.go:\d+:\d+: |"
     # Aider's report of lint or test errors left after an edit
