@@ -65,3 +65,57 @@ RUNS_THAT_PASSED_AFTER_A_FAILURE = [
 @pytest.mark.parametrize("text", RUNS_THAT_PASSED_AFTER_A_FAILURE)
 def test_a_run_that_passed_after_the_failure_speaks_for_the_claim(text: str) -> None:
     assert decide(text) == ("complete", None)
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "I'll hold here until you give the go-ahead to switch the production traffic.",
+        "The new dependency needs a maintainer's approval, so I'm pausing here for your OK.",
+        "The story stays in Draft until you review it. Approve it to move it on, or tell me what to change.",
+        "Both layouts are plausible, and I need someone to confirm which one is current.",
+        "Il piano è pronto. Attendo la tua approvazione prima di iniziare il task 1.",
+        "코드는 작성했습니다. 테스트 계정 값을 넣어 주시면 E2E 테스트를 실행하겠습니다.",
+        "サーバー側の実装は完了しました。テスト用アカウントを用意していただければ、残りの確認を続行します。",
+    ],
+)
+def test_the_agent_stopping_until_the_person_acts_waits(ending: str) -> None:
+    text = "I read the spec and the current module.\n\n" + ending
+    assert decide(text)[0] == "escalate"
+
+
+def test_a_japanese_request_after_a_tool_table_is_the_agents_prose() -> None:
+    text = (
+        "$ task-master show 7\n┌────────┬──────────┐\n│ ID:    │ 7        │\n└────────┴──────────┘\n\n"
+        "決済のサーバー側コードと単体テスト 9 件は完成し、すべて成功しています。\n"
+        "ただし、サンドボックスの購入確認にはストア管理者のテスター用アカウントが必要で、私には用意できません。\n"
+        "用意していただければ、7.3 を続行します。\n"
+    )
+    assert decide(text)[0] == "escalate"
+
+
+def test_a_destructive_command_held_back_in_german_is_destructive() -> None:
+    text = (
+        "⏺ Die alten Tabellen werden im Code nicht mehr referenziert.\n"
+        "  Geplanter Befehl (noch nicht ausgeführt):\n  ```sql\n  DROP SCHEMA archiv CASCADE;\n  ```\n"
+        "  Das entfernt rund 300.000 Zeilen unwiderruflich. Ich führe das erst aus, wenn du es freigibst.\n"
+    )
+    assert decide(text) == ("escalate", "extreme_destructive")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Qual opção o produto quer? Nenhum arquivo foi alterado.",
+        "¿Cuál de las dos variantes debo implementar?",
+        "Quale delle due regole vale per il saldo?",
+    ],
+)
+def test_a_which_question_in_other_languages_asks_to_choose(question: str) -> None:
+    text = (
+        "[2026-03-15T14:02:18] bash -lc 'cat docs/req.md' succeeded in 9ms:\n- 2.1 saldo em reais\n\n"
+        "[2026-03-15T14:02:31] codex\nOs requisitos se contradizem:\n"
+        "1. Converter tudo para BRL.\n2. Manter saldos separados.\n\n" + question + "\n"
+        "[2026-03-15T14:02:31] tokens used: 4,102\n"
+    )
+    assert decide(text) == ("escalate", "ambiguous_requirements")

@@ -42,7 +42,8 @@ _CHOICE = re.compile(
     r"\b(?:which|what should|what do you want|what would you prefer|how should|how would you like|prefer|"
     r"choose|pick|clarify|whether|intended|correct|right one|should it be|welche[nrsm]?|wie möchtest|"
     r"wie soll|bevorzugst|entscheide\w*|Entscheidung|Select|decision|decide|choices|questions? (?:are |is )?blocking|"
-    r"(?:two|three|four|five|several|\d+) questions)\b|"
+    r"(?:two|three|four|five|several|\d+) questions|cuál|qual|quale|quel(?:le)?s?|lequel|laquelle|"
+    r"welk(?:e)?|który|która|które)\b|"
     r"\b(?:or|oder)\b[^?]*\?",
     re.I,
 )

@@ -272,13 +272,18 @@ _HELD = re.compile(
     r"requires? (?:your )?(?:explicit )?approval|without your (?:explicit )?(?:OK|approval|confirmation|"
     r"go-ahead)|(?:before|until) (?:it is|it's|I|you) (?:executed?|run|approve|confirm)|"
     r"I (?:have not|haven't|did not|didn't) (?:run|executed?|applied|apply)|was not (?:run|executed|applied)|"
-    r"\bdid(?:n't| not) run (?:it|this|that|them|any)\b|\bnot (?:been )?executed\b|\bplease approve\b)",
+    r"\bdid(?:n't| not) run (?:it|this|that|them|any)\b|\bnot (?:been )?executed\b|\bplease approve\b|"
+    # de, fr, es, it, pt: not run yet, or only once the person approves
+    r"\bnoch nicht ausgeführt\b|\bnicht ausgeführt\b|\berst\b[^.?!\n]{0,30}\bwenn (?:du|Sie)\b[^.?!\n]{0,40}\bfreig\w+|"
+    r"\bpas (?:encore )?(?:été )?exécut\w+|\bno (?:lo )?he ejecutado\b|\bno (?:se )?ha ejecutado\b|"
+    r"\bnon (?:l['’]ho |è stato |ancora )*eseguit\w+|\bnão (?:foi |o )?executad\w+|\bnão executei\b)",
     re.I,
 )
 _DATA_LOSS = re.compile(
     r"\b(?:permanently (?:delete|remove|erase|destroy|lose)\w*|would (?:destroy|delete|wipe|erase|drop|"
     r"discard|lose)\b|discards? (?:every|all)|data loss|lose (?:all|every)|(?:cannot|can't|can ?not) be "
-    r"(?:undone|recovered|restored)|irreversibl\w+|unrecoverabl\w+|"
+    r"(?:undone|recovered|restored)|irreversibl\w+|unrecoverabl\w+|unwiderruflich|endgültig (?:gelöscht|verloren)|"
+    r"irréversible|irreversív\w+|irreversibil\w+|definitivamente (?:borrad|eliminad|apagad|cancellat)\w*|"
     r"(?:is|are|would be) (?:permanent|not (?:reversible|recoverable))|"
     r"\b(?:this|it|that) (?:deletes|destroys|drops|wipes|erases)\b|"
     r"\bwill (?:permanently )?(?:destroy|delete|wipe|erase|drop)\b)",

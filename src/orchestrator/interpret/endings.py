@@ -82,6 +82,16 @@ _GO_AHEAD = re.compile(
     # the agent says it is ready and stops: "Ready to proceed with that constraint in mind."
     r"^\W*(?:I['’]m |I am |We['’]re |We are )?(?:now )?ready to (?:proceed|continue|start|begin|implement|"
     r"go ahead)\b(?![^.?!]*\bnext\b)|"
+    # the agent stops until the person acts: "I'll hold here until you give the go-ahead", "I'm
+    # pausing here for your OK", "The story stays in Draft until you review it", "I need someone
+    # to confirm which one is current"
+    r"\buntil you(?:['’]ve| have)? (?:give|gave|confirm|approve|review|decide|say|tell|reply|answer|"
+    r"let me know|choose|pick|sign off|OK)\w*|"
+    r"\b(?:pausing|paused|holding|stopping|stopped|waiting) (?:here |now )?(?:for|on) your "
+    r"(?:OK|okay|go-ahead|approval|answer|decision|confirmation|sign-off|review)\b|"
+    r"\bneed (?:you|someone|somebody|a person|a human) to (?:confirm|decide|choose|approve|sign off|tell me)\b|"
+    r"^\W*(?:Please )?approve (?:it|this|the (?:plan|story|change|proposal|design))\b[^.?!\n]{0,80}\bor\b|"
+    r"\b(?:attendo|aspetto) (?:la tua|la sua|il tuo|il suo) (?:approvazione|conferma|via libera|ok|decisione)\b|"
     # Cline / Roo's plan mode: the plan waits for the user to let it act
     r"\b(?:toggle|switch) (?:to|into) (?:Act|Agent|Code) mode\b|"
     # the same in the languages agents answer in: fr, es, pt, de
@@ -103,7 +113,9 @@ _GO_AHEAD = re.compile(
     r"请(?:您)?(?:确认|批准|审核)|(?:确认|同意|批准)后(?:我)?(?:再|将|会|就)|等待(?:您|你)的(?:确认|批准|同意)|"
     r"如果(?:您|你)?(?:同意|确认|没有?问题|觉得可以)[^。\n]{0,40}我(?:将|会|就|再|可以)|"
     r"如果(?:您|你)(?:已经)?有[^。\n]{0,40}(?:说一下|告诉我|发给我|提供)|"
-    r"진행(?:해도 될까요|할까요|하시겠습니까)|확인(?:해 ?주세요|부탁)|승인(?:해 ?주|하시면)",
+    r"진행(?:해도 될까요|할까요|하시겠습니까)|확인(?:해 ?주세요|부탁)|승인(?:해 ?주|하시면)|"
+    # "if you (kindly) provide them, I'll go on": a request whose answer the next step waits for
+    r"주시면[^.\n]{0,60}(?:겠습니다|할게요|하겠어요)|(?:て|で)(?:いただければ|いただけたら|くだされば)[、,]?[^。\n]{0,60}ます",
     re.I,
 )
 

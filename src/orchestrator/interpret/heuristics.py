@@ -133,7 +133,10 @@ def output_status(
 
 
 _CHOICE = re.compile(
-    r"\b(?:which|prefer|choose|pick|whether|clarify|welche[nrsm]?|bevorzugst|entscheide)\b|\b(?:or|oder)\b[^?]*\?",
+    r"\b(?:which|prefer|choose|pick|whether|clarify|welche[nrsm]?|bevorzugst|entscheide)\b|\b(?:or|oder)\b[^?]*\?|"
+    # "which one" in es/pt/fr/it/nl/pl, and "or" before the question mark
+    r"\b(?:cuál|qual|quale|quel(?:le)?s?|lequel|laquelle|welk(?:e)?|który|która|które)\b[^?\n]*\?|"
+    r"\b(?:o|ou|oppure|czy)\b[^?\n]{3,}\?",
     re.I,
 )
 

@@ -98,6 +98,10 @@ _ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception)(\s*\[[\w-]+\])?:\s")
 _ERRORISH = re.compile(
     r"^(?:[\w.]*(?:Error|Exception|Warning)\b|E\s{2,}|ERROR\b|FAILED\b|FAIL\b|\d+ (?:passed|failed|errors?)\b)"
 )
+_CJK_SENTENCE = re.compile(
+    r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{6}[^\n]*[。！？：]\s*$|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af，、]{12}"
+)
+"""A sentence in Japanese, Chinese or Korean: they put no spaces between words to count."""
 _PROSE_START = re.compile(r"^([A-Z\"'`*(\[]|[-*•] |\d+\. )")
 
 
@@ -112,6 +116,8 @@ def _looks_like_prose(raw: str) -> bool:
         return False
     s = raw.strip()
     words = s.split()
+    if _CJK_SENTENCE.search(s):
+        return True
     return (
         len(words) >= 6 and bool(_PROSE_START.match(s)) and (s[-1] in ".:?!)" or len(words) >= 12)
     )
