@@ -119,3 +119,63 @@ def test_a_which_question_in_other_languages_asks_to_choose(question: str) -> No
         "[2026-03-15T14:02:31] tokens used: 4,102\n"
     )
     assert decide(text) == ("escalate", "ambiguous_requirements")
+
+
+MENUS = [
+    # Claude Code's plan approval: the cursor rests on an option that is not "Yes"
+    "Here is the plan: split the importer into a reader and a writer.\n\n"
+    "   1. Yes, clear context and auto-accept edits (shift+tab)\n"
+    "   2. Yes, auto-accept edits\n   3. Yes, manually approve edits\n"
+    " ❯ 4. Type here to tell Claude what to change\n",
+    # Codex's approval panel, its last line a hint under the Yes/No choice
+    "• Proposed Change src/report.ts (+12 -3)\n\n▌Apply changes?\n▌ Yes   No, provide feedback\n"
+    "▌ Approve and apply the changes\n",
+]
+
+
+@pytest.mark.parametrize("text", MENUS)
+def test_a_menu_the_output_ends_on_waits_for_the_person(text: str) -> None:
+    assert decide(text)[0] == "escalate"
+
+
+def test_a_numbered_list_after_the_work_is_no_menu() -> None:
+    text = (
+        "I updated the parser and all 14 tests pass.\n\nWhat changed:\n"
+        "1. Yes/no flags are parsed case-insensitively\n2. Empty values are rejected\n"
+    )
+    assert decide(text)[0] == "complete"
+
+
+def test_a_destructive_command_a_cli_holds_for_approval_is_destructive() -> None:
+    text = "• Ran ls -la /srv/cache\n  └ total 0\n\n• Proposed Command\n  └ rm -rf /srv/data --no-preserve-root\n"
+    assert decide(text) == ("escalate", "extreme_destructive")
+
+
+def test_an_excerpt_that_begins_inside_a_code_block_ends_it_at_the_first_fence() -> None:
+    text = (
+        "        return f'ch={ch}'\n```\n\nStep 2 done: the hopper sweeps every channel.\n\n"
+        "Which of the two parsers should I write next, the beacon parser or the probe parser?\n"
+    )
+    assert decide(text) == ("escalate", "ambiguous_requirements")
+
+
+def test_a_question_in_bold_is_a_question() -> None:
+    text = (
+        "## Option 1: a shell alias\nQuick, but per machine.\n\n## Option 2: a global script\n"
+        "Works in every project.\n\n**Which approach would you prefer?** \n\nLet me know and I'll set it up!"
+    )
+    assert decide(text) == ("escalate", "ambiguous_requirements")
+
+
+@pytest.mark.parametrize(
+    "notice",
+    [
+        "The 'gpt-9-codex' model is not supported when using Codex with a ChatGPT account.",
+        'Codex encountered an error: {"detail":"The \'gpt-9\' model is not supported when using Codex with a ChatGPT account."}',
+        "Your organization must be verified to use the model 'gpt-9'. Please go to the settings page.",
+        "When using Gemini API, you must specify the GEMINI_API_KEY environment variable.\n"
+        "Update your environment and try again (no reload needed if using .env)!",
+    ],
+)
+def test_an_account_that_must_change_before_the_model_answers_asks_a_person(notice: str) -> None:
+    assert decide(notice) == ("escalate", "external_service")

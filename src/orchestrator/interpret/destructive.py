@@ -180,12 +180,28 @@ def _is_proposal(before: str, same: str, after: str, *, block: bool) -> bool:
     return intent or asked
 
 
+_PROPOSED_COMMAND = re.compile(r"^\W*(?:Proposed Command|Allow command\?|Run this command\?)", re.I)
+
+
+def _awaiting_command(lines: list[Line]) -> str | None:
+    """The output ends on a CLI holding a destructive command for approval (Codex's `• Proposed
+    Command` over `└ rm -rf …`): the command, or None."""
+    filled = [ln.text for ln in lines if ln.text.strip()][-4:]
+    for k, text in enumerate(filled[:-1]):
+        if _PROPOSED_COMMAND.match(text):
+            cmd = re.sub(r"^[\s│|└⎿]*(?:\$\s+)?", "", " ".join(filled[k + 1 :]))
+            return destructive_command(cmd) or destructive_sql(cmd)
+    return None
+
+
 def find_destructive_proposal(lines: list[Line], tail_text: str) -> str | None:
     """The extreme destructive command the agent proposes, intends, or asks to run — or None.
 
     File content (a ```sql migration it wrote, a ```python block) and commands it says it will
     not run or did not run are ignored; commands it merely mentions in passing too.
     """
+    if (held := _awaiting_command(lines)) is not None:
+        return held
     sents = _prose_sentences(lines)
     hits: list[tuple[int, str, bool]] = []  # (line, command, is_block)
     for ln in lines:

@@ -222,7 +222,7 @@ def find_questions(tail: list[Line], done: bool, failed: bool) -> list[Question]
     out: list[Question] = []
     for ln_sents in _sentences_with_lines(tail):
         no, s = ln_sents
-        asks = s.rstrip().endswith("?")
+        asks = s.rstrip().rstrip("*_ ").endswith("?")  # "**Which approach would you prefer?**"
         is_q = asks or bool(_HUMAN_ACTION.search(s)) or bool(OFFERED_CHOICE.search(s))
         if not is_q or (asks and LABELLED_QUESTION.match(s)) or len(re.findall(r"\w+", s)) < 2:
             # a bare "?" (a user's turn in an export) asks nothing; a heading glued to a request
@@ -271,20 +271,42 @@ _MENU_YES = re.compile(
 _BOX_CHARS = re.compile(r"^[\s│|╭╰─▌]+|[\s│|╮╯─]+$")
 
 
+_MENU_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?\d+[.)]\s+\S|^[\s│|]*▌")
+"""A line of a CLI's menu: a numbered option, selected or not, or a line of Codex's `▌` panel."""
+_MENU_CURSOR = re.compile(r"^[\s│|]*[❯›●]\s*\d+[.)]\s+\S")
+_YES_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?(?:\d+[.)]\s*)?Yes\b")
+
+
 def approval_menu(lines: list[Line]) -> Question | None:
     """A CLI's permission prompt the output ends on (`Allow command?` / `Do you want to proceed?`
-    over a `❯ Yes` menu): the run is waiting for someone to approve."""
+    over a `❯ Yes` menu, or a plan's `1. Yes, auto-accept edits … ❯ 4. Type here to tell Claude
+    what to change`): the run is waiting for someone to approve."""
     filled = [ln for ln in lines if ln.text.strip()][-12:]
     at = next((k for k in range(len(filled) - 1, -1, -1) if _MENU_YES.match(filled[k].text)), None)
-    if at is None or any(
-        ln.zone == "prose" and _BOX_CHARS.sub("", ln.text).strip() for ln in filled[at + 1 :]
+    if at is None:
+        # a cursor on another option of a menu that offers a Yes
+        at = next(
+            (k for k in range(len(filled) - 1, -1, -1) if _MENU_CURSOR.match(filled[k].text)), None
+        )
+        if at is None or not any(_YES_OPTION.match(ln.text) for ln in filled):
+            return None
+    if any(
+        ln.zone == "prose"
+        and _BOX_CHARS.sub("", ln.text).strip()
+        and not _MENU_OPTION.match(ln.text)
+        for ln in filled[at + 1 :]
     ):
         return None  # the agent went on after the menu: answered, history
-    for ln in reversed(filled[:at]):
+    start = at
+    while start > 0 and _MENU_OPTION.match(filled[start - 1].text):
+        start -= 1
+    for ln in reversed(filled[: start + 1]):
         text = _BOX_CHARS.sub("", ln.text).strip()
         if text.endswith("?"):
             return Question(text, "decision", ln.no)
-    return None
+    if start == at:
+        return None
+    return Question("Approve the proposed step?", "decision", filled[at].no)
 
 
 _WORK_DONE = re.compile(

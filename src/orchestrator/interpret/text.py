@@ -136,6 +136,21 @@ def _dequote(raw: list[str]) -> list[str] | None:
     return None
 
 
+def _opened_before(raw: list[str]) -> int:
+    """The line of a bare fence that closes a block opened before the excerpt began (an output
+    copied from its middle: indented code, then ```` ``` ````, then prose): the fences are odd in
+    number and the first one has no language and code before it. Else -1."""
+    marks = [no for no, r in enumerate(raw) if _FENCE.match(r)]
+    if len(marks) % 2 == 0:
+        return -1
+    first = marks[0]
+    m = _FENCE.match(raw[first])
+    before = [r for r in raw[:first] if r.strip()]
+    if m is None or m.group(2) or not before or not all(r[:1] in (" ", "\t") for r in before):
+        return -1
+    return first
+
+
 def split_lines(text: str) -> list[Line]:
     """Label every line of TEXT with its zone (see the module docstring)."""
     raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -145,8 +160,12 @@ def split_lines(text: str) -> list[Line]:
     fence: str | None = None
     lang = ""
     mode: Literal["prose", "output", "diff", "traceback", "codex_out", "thinking"] = "prose"
+    opened_before = _opened_before(raw)
     for no, r in enumerate(raw):
         stripped = r.strip()
+        if no <= opened_before:
+            lines.append(Line(no, r, "fence"))
+            continue
         fm = _FENCE.match(r)
         if fence is not None:
             if (

@@ -256,7 +256,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\bfailed to sign ?in\b|\btoken could not be refreshed\b|\bset an auth method\b|"
             # no key or method to authenticate with at all
             r"\bcould not resolve authentication method\b|\bno api key available\b|"
-            r"\benvironment variables? before running\b",
+            r"\benvironment variables? before running\b|"
+            r"\byou must (?:specify|set|provide) (?:the |an? |your )?[\w-]*(?:API[_ ]KEY|api key)\b",
             re.I,
         ),
     ),
@@ -406,6 +407,9 @@ _SELF_EVIDENT = re.compile(
     r"\byour request was rate-?limited\b|\byou['’]?ve hit a rate limit\b|"
     r"\byou(?:['’]?ve| have) been rate[ -]?limited\b|\bError Code: rate_limited\b|"
     r"did not provide any assistant messages|\blast status: \d{3}\b|"
+    # the account must change before the model answers at all
+    r"\bmodel is not supported when using\b|\borganization must be verified\b|"
+    r"\byou must (?:specify|set|provide) (?:the |an? |your )?[\w-]*(?:API[_ ]KEY|api key)\b|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
