@@ -179,3 +179,14 @@ def test_a_question_in_bold_is_a_question() -> None:
 )
 def test_an_account_that_must_change_before_the_model_answers_asks_a_person(notice: str) -> None:
     assert decide(notice) == ("escalate", "external_service")
+
+
+def test_a_menu_of_more_work_left_open_is_an_offer() -> None:
+    text = (
+        "The hydration error is resolved: the history list now renders on the client only.\n\n"
+        "Would you like me to:\n1. Add error boundaries?\n2. Add more features to the UI?\n"
+        "3. Something else?\n"
+    )
+    assert decide(text) == ("complete", None)
+    closed = text.replace("3. Something else?\n", "3. Revert to server rendering?\n")
+    assert decide(closed)[0] == "escalate"

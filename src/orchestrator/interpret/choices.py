@@ -10,7 +10,7 @@ from dataclasses import replace
 from orchestrator.interpret.extract import NUMBERED
 from orchestrator.interpret.text import Line
 
-__all__ = ["numbered_choice"]
+__all__ = ["numbered_choice", "open_menu"]
 
 
 _CHOICE_LEAD = re.compile(
@@ -20,6 +20,12 @@ _CHOICE_LEAD = re.compile(
     r"^\W*Options\W{0,4}$",
     re.I,
 )
+
+
+_OPEN_ITEM = re.compile(
+    r"^\W*(?:\d+|[A-Fa-f])?[.)]?\s*(?:\*\*)?(?:something|anything) else\b", re.I
+)
+"""The last option leaves the choice open ("4. Something else?"): the list offers more work."""
 
 
 _LETTERED = re.compile(
@@ -57,10 +63,8 @@ def _fold_continuations(filled: list[Line]) -> list[Line]:
     return out
 
 
-def numbered_choice(lines: list[Line]) -> tuple[str, int] | None:
-    """The output ends on numbered or lettered options under a question to the user ("Would
-    you like me to:" / "1. Start the daemon, or" / "2. Write a monitor?"; "How would you like to
-    proceed?" / "- Option A: …"): the user picks one, whatever was finished before it."""
+def _final_menu(lines: list[Line]) -> tuple[Line, list[Line]] | None:
+    """The question and the numbered or lettered options the output ends on, or None."""
     filled = _fold_continuations([ln for ln in lines if ln.text.strip()][-16:])[-8:]
     k = len(filled)
     while k > 0 and _ordinal(filled[k - 1].text) is not None:
@@ -74,5 +78,26 @@ def numbered_choice(lines: list[Line]) -> tuple[str, int] | None:
     lead = filled[k - 1]
     if lead.zone != "prose" or not _CHOICE_LEAD.search(lead.text.strip()):
         return None
+    return lead, items
+
+
+def numbered_choice(lines: list[Line]) -> tuple[str, int] | None:
+    """The output ends on numbered or lettered options under a question to the user ("Would
+    you like me to:" / "1. Start the daemon, or" / "2. Write a monitor?"; "How would you like to
+    proceed?" / "- Option A: …"): the user picks one, whatever was finished before it."""
+    menu = _final_menu(lines)
+    if menu is None or open_menu(lines):
+        return None
+    lead, items = menu
     text = " ".join([lead.text.strip().strip("*").strip(), *(ln.text.strip() for ln in items)])
     return text, lead.no
+
+
+def open_menu(lines: list[Line]) -> set[int]:
+    """The lines of a final menu whose last option leaves the choice open ("Would you like me
+    to:" / "1. Add error boundaries?" / "2. Add more features?" / "3. Something else?"): more
+    work offered to pick from, or none — no decision the task waits on. Empty when there is none."""
+    menu = _final_menu(lines)
+    if menu is None or not _OPEN_ITEM.search(menu[1][-1].text):
+        return set()
+    return {menu[0].no, *(ln.no for ln in menu[1])}

@@ -11,10 +11,10 @@ are not questions for a human, and neither is "shall I try another approach?" af
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from orchestrator.interpret.choices import numbered_choice
+from orchestrator.interpret.choices import numbered_choice, open_menu
 from orchestrator.interpret.endings import (
     announced_step,
     asks_to_continue,
@@ -463,8 +463,11 @@ def read_unmarked(lines: list[Line]) -> Reading:
     is_done = done >= 2 and done > failed
     is_failed = failed >= 2 and failed >= done
     # a question inside a failure banner ("Something went wrong? Hit /feedback") asks nothing
+    open_items = open_menu(lines)
     questions = [
-        q for q in find_questions(tail, is_done, is_failed) if not FINAL_FAILURE.search(q.text)
+        replace(q, kind="offer") if q.line in open_items else q
+        for q in find_questions(tail, is_done, is_failed)
+        if not FINAL_FAILURE.search(q.text)
     ]
     decisions = [q for q in questions if q.kind == "decision"]
     generic = [q for q in questions if q.kind == "generic"]
