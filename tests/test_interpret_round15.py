@@ -190,3 +190,7 @@ def test_a_menu_of_more_work_left_open_is_an_offer() -> None:
     assert decide(text) == ("complete", None)
     closed = text.replace("3. Something else?\n", "3. Revert to server rendering?\n")
     assert decide(closed)[0] == "escalate"
+
+
+def test_all_done_then_whats_next_is_finished_work() -> None:
+    assert decide("All done! What's next on the agenda?") == ("complete", None)

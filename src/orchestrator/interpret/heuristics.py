@@ -144,7 +144,7 @@ _CHOICE = re.compile(
 _NEXT_WORK = re.compile(
     r"\bnext (?:step|task|phase|thing|item)s?\b|\b(?:or|and) stop here\b|\bstop here\?|"
     r"\bproceed (?:with|to) (?:step|phase|stage|part) \d|\bmove on to (?:step|phase|the next)\b|"
-    r"\b(?:do|tackle|work on|look at) next\?",
+    r"\b(?:do|tackle|work on|look at) next\?|\bwhat['’]?s next\b[^.!\n]*\?",
     re.I,
 )
 """What to do after finished work: the next step, or stopping — follow-up, not a blocker."""

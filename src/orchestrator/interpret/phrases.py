@@ -50,7 +50,7 @@ COMPLETION: _W = [
     ),
     (
         re.compile(
-            r"(?:^|\n)\s*(?:[✅✓]\s*)?(?:Done|Fertig|Erledigt|Finished|Complete)\b\s*[.!:—–-]", re.I
+            r"(?:^|\n)\s*(?:[✅✓]\s*)?(?:All\s+)?(?:Done|Fertig|Erledigt|Finished|Complete)\b\s*[.!:—–-]", re.I
         ),
         3,
     ),
