@@ -50,7 +50,8 @@ COMPLETION: _W = [
     ),
     (
         re.compile(
-            r"(?:^|\n)\s*(?:[✅✓]\s*)?(?:All\s+)?(?:Done|Fertig|Erledigt|Finished|Complete)\b\s*[.!:—–-]", re.I
+            r"(?:^|\n)\s*(?:[✅✓]\s*)?(?:All\s+)?(?:Done|Fertig|Erledigt|Finished|Complete)\b\s*[.!:—–-]",
+            re.I,
         ),
         3,
     ),
@@ -355,6 +356,10 @@ _RESULT_OK = re.compile(
 )
 FIX_CLAIMED = re.compile(
     r"\b(?:re-?ran|re-?run|rerunning)\b|^\W*Fixed\b|\b(?:earlier|previous|first|initial) (?:failures?|errors?|run)\b|"
+    # or says what the failure is and why it is not this work's: pre-existing, unrelated, out of scope
+    r"\bpre-?existing\b|\bunrelated to (?:my|this|the|these) (?:change|work|task|edit)s?\b|"
+    r"\bnot (?:caused|introduced) by (?:my|this|the|these)\b|\bwas already failing\b|"
+    r"\bthe only (?:lint |test |remaining )?(?:finding|failure|warning|error)s? (?:is|are) in\b|"
     r"\bfixed (?:the|that|this|these|those|it|them|both|all)\b[^.\n]{0,40}\b(?:fail\w*|errors?|tests?|lint\w*)\b",
     re.I | re.M,
 )
