@@ -199,14 +199,16 @@ def test_all_done_then_whats_next_is_finished_work() -> None:
 @pytest.mark.parametrize(
     "explained",
     [
-        "`test_defaults` fails, but it is pre-existing: your `.env` overrides the default model.",
+        "The other 155 tests pass; `test_defaults` is pre-existing: your `.env` overrides the "
+        "default model.",
         "`go vet` and the tests pass. The only lint finding is in `third_party/jwt`, which the task "
         "said not to modify.",
     ],
 )
 def test_a_failure_the_last_words_explain_as_not_this_works_is_no_verdict(explained: str) -> None:
     text = (
-        "⏺ Bash(make check)\n  ⎿  FAILED tests/test_config.py::test_defaults - AssertionError\n\n"
+        "⏺ Bash(make check)\n  ⎿  FAILED tests/test_config.py::test_defaults - AssertionError\n"
+        "     1 failed, 155 passed in 3.10s\n\n"
         "⏺ The exporter now sends the configured model and retries on timeouts. " + explained
     )
     assert decide(text) == ("complete", None)

@@ -448,13 +448,13 @@ def read_unmarked(lines: list[Line]) -> Reading:
     status, status_ev, status_no = output_status(lines)
     if status == "success":
         done += 2
-    elif status == "failure":
-        failed += 2
-        if status_no > (tail[-1].no if tail else -1) or not FIX_CLAIMED.search(tail_text):
-            # the last result a tool printed failed and nothing passed after it: printed after
-            # the agent's last words, or before words that do not say it was fixed and run
-            # again ("All tests pass"), the result speaks against its claims
-            failed = max(failed, done + 1)
+    elif status == "failure" and (
+        status_no > (tail[-1].no if tail else -1) or not FIX_CLAIMED.search(tail_text)
+    ):
+        # the last result a tool printed failed and nothing passed after it: printed after the
+        # agent's last words, or before words that neither say it was fixed and run again nor
+        # explain it as not this work's ("All tests pass"), the result speaks against its claims
+        failed = max(failed + 2, done + 1)
     if ERRORS_LEFT.search(tail_text.strip().rsplit("\n\n", 1)[-1]):
         failed = max(failed, done + 1)  # its last paragraph says errors are left: not done
     uncertain_m = UNCERTAIN.search(tail_text)
