@@ -12,8 +12,8 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 - escalations caught: recall of `escalate`;
 - false escalations on finished work: the share of `proceed` cases decided `escalate`.
 
-`tune/` is the tuning pool of 934 cases (the first tune and holdback halves, holdback2 to
-holdback7; each held-back set was scored once, then moved in — README). A second hash splits the
+`tune/` is the tuning pool of 1,323 cases (the first tune and holdback halves, holdback2 to
+holdback11; each held-back set was scored once, then moved in — README). A second hash splits the
 pool into cross-validation halves A and B. Held-back sets are collected apart and are not scored
 here while the rules are tuned.
 `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the rules' unsure
@@ -36,14 +36,14 @@ from orchestrator.interpret import Interpretation, interpret
 CORPUS = Path(__file__).parent / "corpus_real"
 CATEGORIES = ("ambiguous_requirements", "extreme_destructive", "external_service")
 
-SETS: tuple[str, ...] = ("tune", "holdback9", "holdback10")
+SETS: tuple[str, ...] = ("tune",)
 # Which sets are scored: the pool and its CV halves while tuning. `holdback2` was scored once
 # (2026-11-23, after commit 4fdec9f) and then moved into the pool (427 cases). `holdback3` was
 # scored once at the end of the third round (after commit b8c8cab) and moved into the pool on
 # 2026-11-24 01:21 UTC (519 cases). `holdback4` was scored once at the end of the fourth round
 # (after commit 719c24e). `holdback5` was scored once at the end of the fifth round and moved into
 # the pool on 2026-11-24 09:25 UTC (722 cases).
-SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback9", "holdback10")
+SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b")
 
 # Measured figures: (decision, category, escalations caught, false escalations on finished work).
 # First round (155 tune / 168 holdback, see README): tune 0.832, 0.929, 0.930, 0.039; holdback,
@@ -186,18 +186,32 @@ SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b", "holdback9", "holdback10")
 #   answer to the other), 11 escalations read as finished and 2 as failed, 6 finished outputs
 #   escalated and one retried.
 # holdback8 was then moved, unchanged, into the pool (2026-11-24 13:20 UTC): 1,044 cases.
+#   holdback10 (68 more real outputs collected apart by two others while round 14 and the brain's
+#   rules were written: claude 13, gemini 9, aider 9, cursor 9, cline 7, copilot 7, codex 5,
+#   openhands 5, roo 4; 19 completed, 25 failed, 24 needs_human), scored once 2026-11-24 13:36
+#   UTC with the rules of the session's start (683f17a) and of commit 708462e: decision 0.574
+#   both times (one failure moved from "read as finished" to "escalated"), category 0.765 ->
+#   0.750, caught 0.625, false escalations 0.158, unsure 57.4%.
+# holdback9 and holdback10 were then spent too: round 15 (2026-11-24, third session of the day) was
+# written on their misses and on the spent realistic sets corpus_styles4-6 (a red run the agent's
+# claim does not answer; a CLI menu the output ends on; an account that must change; a menu of
+# more work left open). In-sample they went 0.655 -> 0.718 and 0.574 -> 0.618; the pool of
+# 1,044 went 0.749 -> 0.750.
+#   holdback11 (101 new real outputs collected apart by two others while round 15 ran: copilot
+#   18, gemini 16, claude 15, aider 13, cline 12, openhands 9, cursor 8, codex 5, roo 5; 27
+#   completed, 40 failed, 34 needs_human), scored once 2026-11-24 16:00 UTC with the rules of
+#   the session's start (653042b) and of the round's end (2ef24a4): decision 0.624 -> 0.614,
+#   category 0.861, caught 0.735, false escalations 0.074 both times; unsure 58.4% -> 59.4%. The
+#   one change: a finished output whose last words call a failing test pre-existing was read as
+#   failed (round 15's rule; the acknowledgement it lacked was then added, in-sample). Misses at
+#   the end: 23 failures read as finished, 6 escalations read as finished and 3 as failed, 3
+#   failures escalated, 2 finished outputs escalated and 2 retried.
+# holdback9, holdback10 and holdback11 were then moved, unchanged, into the pool (2026-11-24 16:10
+# UTC): 1,323 cases.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.749, 0.901, 0.873, 0.027),
-    "cv_a": (0.751, 0.902, 0.873, 0.041),
-    "cv_b": (0.747, 0.901, 0.873, 0.013),
-    "holdback9": (0.655, 0.836, 0.675, 0.222),
-    # holdback10 (68 more real outputs collected apart by two others while round 14 and the
-    # brain's rules were written: claude 13, gemini 9, aider 9, cursor 9, cline 7, copilot 7,
-    # codex 5, openhands 5, roo 4; 19 completed, 25 failed, 24 needs_human), scored once
-    # 2026-11-24 13:36 UTC with the rules of the session's start (683f17a) and of commit 708462e:
-    # decision 0.574 both times (one failure moved from "read as finished" to "escalated"),
-    # category 0.765 -> 0.750, caught 0.625, false escalations 0.158, unsure 57.4%.
-    "holdback10": (0.574, 0.750, 0.625, 0.158),
+    "tune": (0.731, 0.892, 0.850, 0.045),
+    "cv_a": (0.731, 0.893, 0.859, 0.057),
+    "cv_b": (0.730, 0.891, 0.842, 0.031),
 }
 FLOOR = 0.10
 
@@ -328,7 +342,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 1222
+    assert total >= 1323
 
 
 @pytest.mark.parametrize("split", SCORED)

@@ -39,6 +39,7 @@ CASES["styles3"] = load_cases(CORPUS.parent / "corpus_styles3")
 CASES["styles4"] = load_cases(CORPUS.parent / "corpus_styles4")
 CASES["styles5"] = load_cases(CORPUS.parent / "corpus_styles5")
 CASES["styles6"] = load_cases(CORPUS.parent / "corpus_styles6")
+CASES["styles7"] = load_cases(CORPUS.parent / "corpus_styles7")
 
 # (decision, category, escalations caught, false escalations on finished work), as measured.
 # Before any rule was written on it (rules of commit 78ee16c): tune 0.885, 0.836, 0.783, 0.050
@@ -92,12 +93,31 @@ MEASURED: dict[str, tuple[float, float, float, float]] = {
     # (990efd0) the same; after round 12 (4856b36), 13, 14 and the brain's rules (708462e) alike
     # 0.859, 0.930, 0.778, 0.020, unsure 40.1% — two BMAD HALT lines (round 12), nothing else.
     "styles6": (0.859, 0.930, 0.778, 0.020),
+    # Round 15 (2026-11-24, the day's third session) was written on styles4-6 (spent) and the
+    # real holdback9/10, in-sample: styles4 0.912, 0.890, 0.936, 0.045; styles5 0.883, 0.931,
+    # 0.957, 0.041; styles6 0.951, 0.944, 0.978, 0.020. Its main mechanism: the last result a
+    # tool printed failed, nothing passed after it, and the agent's last words neither say it
+    # was fixed and run again nor explain it as not this work's: the claim is refuted.
+    # styles7 (tests/corpus_styles7/, 120 written blind by a seventh session while round 15 was
+    # written; 40 completed, 40 failed, 40 needs_human; 19 not in English; its writer saw the
+    # names, not the contents, of the files under tests/), scored once at 16:00 UTC: rules of the
+    # session's start (653042b) 0.842, 0.858, 0.850, 0.050; after round 15 (2ef24a4) 0.883,
+    # 0.875, 0.900, 0.050, unsure 37.5% — four failures read as finished caught by the refuted
+    # claim, a destructive step held in prose and a Portuguese "which" question; one finished
+    # output lost (a lint finding the agent said was in code the task left alone). Misses at
+    # the end: 5 failures read as finished, 3 escalations read as finished and one as failed, 3
+    # finished outputs retried and 2 escalated. That lost case was then fixed (in-sample 0.892).
+    "styles7": (0.883, 0.875, 0.900, 0.050),
 }
 FLOOR = 0.10
 
 
 def test_headers_agree_with_folders() -> None:
-    written = [c for k in ("styles2", "styles3", "styles4", "styles5", "styles6") for c in CASES[k]]
+    written = [
+        c
+        for k in ("styles2", "styles3", "styles4", "styles5", "styles6", "styles7")
+        for c in CASES[k]
+    ]
     assert len(ALL) >= 100 and len(written) >= 300
     for c in ALL + written:
         m = c.meta
@@ -111,7 +131,7 @@ def test_headers_agree_with_folders() -> None:
 
 
 @pytest.mark.parametrize(
-    "split", ("tune", "holdback", "styles2", "styles3", "styles4", "styles5", "styles6")
+    "split", ("tune", "holdback", "styles2", "styles3", "styles4", "styles5", "styles6", "styles7")
 )
 def test_styles(split: str) -> None:
     rows = score(CASES[split])
