@@ -212,3 +212,57 @@ def test_a_failure_the_last_words_explain_as_not_this_works_is_no_verdict(explai
         "⏺ The exporter now sends the configured model and retries on timeouts. " + explained
     )
     assert decide(text) == ("complete", None)
+
+
+# Round 16, written on the spent holdback11 and corpus_styles7 after they were scored once.
+
+
+def test_aiders_exhausted_context_window_is_an_ordinary_failure() -> None:
+    text = (
+        "Model openai/gpt-4o has hit a token limit!\nToken counts below are approximate.\n\n"
+        "Input tokens: ~131,920 of 128,000 -- possibly exhausted context window!\n"
+        "Output tokens: ~0 of 16,384\n"
+        "Total tokens: ~131,920 of 128,000 -- possibly exhausted context window!\n\n"
+        "To reduce input tokens:\n- Use /tokens to see token usage.\n- Use /drop to remove files.\n"
+        "- Use /clear to clear the chat history.\n- Break your code into smaller source files.\n"
+    )
+    assert decide(text)[0] == "retry"
+
+
+def test_a_codex_patch_that_did_not_apply_refutes_the_claim() -> None:
+    text = (
+        "[2026-11-24T08:32:44] apply_patch(auto_approved=true) exited 1 in 7ms:\n"
+        "Failed to find expected lines in /w/app/src/api.ts\n"
+        "[2026-11-24T08:32:58] exec bash -lc 'git status --short' in /w/app\n"
+        "[2026-11-24T08:32:58] bash -lc 'git status --short' succeeded in 15ms:\n\n"
+        "[2026-11-24T08:33:03] codex\nImplemented the ten-minute cache in `fetchForecast()`.\n"
+        "[2026-11-24T08:33:03] tokens used: 7,731\n"
+    )
+    assert decide(text) == ("retry", None)
+
+
+def test_a_codex_command_that_is_no_check_says_nothing_about_the_work() -> None:
+    text = (
+        "[2026-11-24T09:01:02] bash -lc 'grep -rn TODO src' exited 1 in 9ms:\n\n"
+        "[2026-11-24T09:01:40] bash -lc 'npm test' succeeded in 4.2s:\nTests: 12 passed, 12 total\n\n"
+        "[2026-11-24T09:01:44] codex\nThe TODOs are resolved and all 12 tests pass.\n"
+        "[2026-11-24T09:01:44] tokens used: 3,120\n"
+    )
+    assert decide(text) == ("complete", None)
+
+
+@pytest.mark.parametrize(
+    ("ending", "outcome"),
+    [
+        ('✅ Successfully updated task 14 status from "in-progress" to "done"', "complete"),
+        ('✅ Successfully updated task 16 status from "pending" to "blocked"', "escalate"),
+        ("Recommended status: ✓ Ready for Done", "complete"),
+        ("Recommended status: ✗ Changes Required — see unchecked items above", "retry"),
+    ],
+)
+def test_the_status_the_run_set_last_is_its_verdict(ending: str, outcome: str) -> None:
+    text = (
+        "$ task-master show 14\n│ Status:       │ ► in-progress │\n\n"
+        "Implemented the NIP validator with seven tests.\n\n" + ending + "\n"
+    )
+    assert decide(text)[0] == outcome

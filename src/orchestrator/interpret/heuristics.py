@@ -115,11 +115,36 @@ _CODE_LANGS = frozenset(_CODE_LANG_NAMES.split())
 result (a `raise ValueError(...)` in a ```python block is no failed run)."""
 
 
+_EXEC_RESULT = re.compile(
+    r"(?:\b(?:bash|sh|zsh) -\w*c (['\"])(.*?)\1|^\W*(?:\[[^\]]*\]\s*)?(apply_patch)\b\S*)"
+    r"(?: in \S+)? (?:succeeded|exited (\d+)) in [\d.]+m?s\b"
+)
+"""Codex's line for a command it ran: `bash -lc 'pytest -q' exited 1 in 2.1s:`, `apply_patch(…)
+exited 1 in 7ms:`."""
+_CHECK_COMMAND = re.compile(
+    r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|ctest|tox|nox|build|compile|check|"
+    r"clippy|lint|eslint|ruff|flake8|pylint|mypy|pyright|tsc|typecheck|vet|golangci-lint|mvn|gradle|"
+    r"make|cargo|npm run|pnpm|yarn|dotnet|swift build|xcodebuild)\b"
+)
+"""A command whose exit says whether the work holds: a test, build, lint or type check."""
+_APPLY_PATCH = re.compile(r"\bapply_patch\b")
+
+
 def output_status(
     lines: list[Line],
 ) -> tuple[Literal["success", "failure"] | None, str | None, int]:
     """The last test/build result printed by a tool: success, failure, or None."""
     for ln in reversed(lines):
+        if (run := _EXEC_RESULT.search(ln.text)) is not None:
+            # Codex's record of a command: a check's exit says how the work stands; a patch that
+            # did not apply is a failure; `git status` or `cat` succeeding says nothing
+            cmd, code = run.group(2), run.group(3)
+            if _APPLY_PATCH.search(cmd) and code and code != "0":
+                return "failure", ln.text.strip(), ln.no
+            if _CHECK_COMMAND.search(cmd):
+                ok = code is None or code == "0"
+                return ("success" if ok else "failure"), ln.text.strip(), ln.no
+            continue
         if ln.zone == "prose" and RESULT_LINE_OK.match(ln.text):
             return "success", ln.text.strip(), ln.no  # a runner's line a log's layout left bare
         if ln.zone == "prose" or (ln.zone == "fence" and ln.lang in _CODE_LANGS):

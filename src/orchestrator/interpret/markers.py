@@ -56,6 +56,22 @@ _STATUS = re.compile(
     r"(?:\s+[—–(][^\n]*)?\s*$",
     re.I | re.M,
 )
+_SET_STATUS = re.compile(
+    r"Successfully updated task [\w.]+ status (?:from [\"'“][^\"'”\n]*[\"'”] )?to [\"'“]([\w -]+)[\"'”]|"
+    # BMAD's QA review ends on its verdict: "Recommended status: ✓ Ready for Done" / "✗ Changes Required"
+    r"^[ \t>*_`]*Recommended status[*_`]*\s*:[*_`\s\[]*(?:[✓✗✔✘]\s*)?(Ready for Done|Done|Changes Required)\b",
+    re.I | re.M,
+)
+"""A status the run set last: Taskmaster's `set-status` answer, BMAD's QA verdict."""
+_SET_TO: dict[str, Verdict] = {
+    "done": "completed",
+    "ready for done": "completed",
+    "blocked": "needs_human",
+    "deferred": "needs_human",
+    "in-progress": "failed",
+    "pending": "failed",
+    "changes required": "failed",
+}
 _NEEDS_HUMAN = re.compile(r"^[ \t>*_`]*NEEDS_HUMAN[*_`]*\s*:\s*(.*)$", re.M)
 _QUESTION = re.compile(r"^[ \t>*_`]*QUESTION[*_`]*\s*:\s*(.*)$", re.M)
 _OPTIONS = re.compile(r"^[ \t>*_`]*OPTIONS[*_`]*\s*:", re.M)
@@ -348,6 +364,11 @@ def read_markers(text: str) -> Marked | None:
         else:
             verdict = "completed"
         found.append(Marked(verdict, m.start(), "status", evidence=m.group(0).strip()))
+    for m in _SET_STATUS.finditer(masked):
+        value = (m.group(1) or m.group(2)).lower().replace("_", "-")
+        set_to = _SET_TO.get(value)
+        if set_to is not None:
+            found.append(Marked(set_to, m.start(), "status", evidence=m.group(0).strip()))
     for rx, kind in ((_NEEDS_HUMAN, "needs-human"), (_QUESTION, "question"), (_OPTIONS, "options")):
         for m in rx.finditer(masked):
             q = m.group(1).strip() if m.groups() else None

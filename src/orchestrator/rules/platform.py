@@ -207,7 +207,7 @@ def _code(status: str) -> str:
 
 
 _CONTEXT_LIMIT = (
-    r"context_length_exceeded|ContextWindowExceeded\w*|\bhas hit a token limit\b|"
+    r"context_length_exceeded|ContextWindowExceeded\w*|\bhas hit a token limit\b|\bexhausted context window\b|"
     r"\bexceeded (?:the )?(?:model's )?output (?:token )?limit\b|"
     r"\bmaximum context length\b|\bexceeds? the (?:available )?context (?:window|size|length)\b|"
     r"\bcontext (?:window|length) (?:exceeded|overflow)\b|\bprompt is too long\b|"
