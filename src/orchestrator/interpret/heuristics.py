@@ -138,7 +138,7 @@ def output_status(
         if (run := _EXEC_RESULT.search(ln.text)) is not None:
             # Codex's record of a command: a check's exit says how the work stands; a patch that
             # did not apply is a failure; `git status` or `cat` succeeding says nothing
-            cmd, code = run.group(2), run.group(3)
+            cmd, code = run.group(2) or run.group(3), run.group(4)
             if _APPLY_PATCH.search(cmd) and code and code != "0":
                 return "failure", ln.text.strip(), ln.no
             if _CHECK_COMMAND.search(cmd):
