@@ -266,3 +266,45 @@ def test_the_status_the_run_set_last_is_its_verdict(ending: str, outcome: str) -
         "Implemented the NIP validator with seven tests.\n\n" + ending + "\n"
     )
     assert decide(text)[0] == outcome
+
+
+def test_a_cloud_permission_only_an_owner_can_grant_asks_a_person() -> None:
+    text = (
+        " │ ERROR: (gcloud.run.deploy) PERMISSION_DENIED: Permission 'run.services.create' denied │\n"
+        " ╰──────────────────────────────────────╯\n"
+        "✦ The change is committed and tests pass, but the deploy cannot run: the service account "
+        "lacks `roles/run.admin`. I don't have rights to change IAM; someone with owner access "
+        "needs to grant that role.\n"
+    )
+    assert decide(text) == ("escalate", "external_service")
+
+
+def test_a_list_of_quoted_messages_with_their_fixes_is_documentation() -> None:
+    text = (
+        "I wrote `docs/errors.md`, listing the messages users report most, with their fix:\n"
+        "- `FATAL: quota exceeded for project` → ask an org admin to raise the quota.\n"
+        "- `AuthError: 401 Unauthorized: invalid api key` — the key was revoked; create a new one.\n"
+        "Lint is clean and the page renders in the docs preview.\n"
+    )
+    assert decide(text) == ("complete", None)
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "おすすめは 2 ですが、要件の解釈次第なので、判断をお願いします。",
+        "どちらを優先するか決めていただく必要があります。",
+    ],
+)
+def test_a_decision_asked_of_the_person_in_japanese_waits(ending: str) -> None:
+    text = "要件が矛盾しています。\n1. 監査要件を優先する\n2. 保持期間を短くする\n" + ending
+    assert decide(text)[0] == "escalate"
+
+
+def test_a_numbered_menus_own_prompt_on_the_last_line_waits() -> None:
+    text = (
+        "**Advanced elicitation options**\n1. Stakeholder round table\n2. Pre-mortem\n"
+        "3. Red team vs blue team\n9. Proceed / No further actions\n"
+        "Select 0-9 or just type your question/comment:\n"
+    )
+    assert decide(text)[0] == "escalate"

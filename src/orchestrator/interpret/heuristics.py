@@ -293,6 +293,13 @@ _MENU_YES = re.compile(
 )
 """The selected `Yes` of a CLI's menu (`❯ 1. Yes`, Gemini's `● 1. Yes, allow once`), or a one-line
 `Yes (y)  No (n)` choice (Codex)."""
+_SELECT_PROMPT = re.compile(
+    r"^\W*(?:Select|Choose|Pick|Enter|Selecione|Seleccione|Elige|Escolha|Wähle|Choisissez|Scegli)\b"
+    r"[^\n]{0,30}\b\d+\s*(?:-|–|to|a|bis|à)\s*\d+\b[^\n]{0,80}[:?]\s*$",
+    re.I,
+)
+"""A numbered menu's own prompt on the last line ("Select 0-9 or type your question/comment:",
+BMAD's elicitation menu): the run waits for a pick."""
 _BOX_CHARS = re.compile(r"^[\s│|╭╰─▌]+|[\s│|╮╯─]+$")
 
 
@@ -519,6 +526,8 @@ def read_unmarked(lines: list[Line]) -> Reading:
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
     menu = approval_menu(lines)
+    if menu is None and last and _SELECT_PROMPT.match(last[0].text):
+        menu = Question(last[0].text.strip(), "decision", last[0].no)
     if menu is None and (choice := numbered_choice(lines)) is not None:
         menu = Question(choice[0], "decision", choice[1])
     if menu is not None:

@@ -48,7 +48,7 @@ _SELF_EVIDENT = re.compile(
 _NEEDS_REMOTE = re.compile(
     r"\b40[13]\b[^\n]{0,40}\b(?:Unauthori[sz]ed|Forbidden|Client Error)|\b(?:Unauthori[sz]ed|Forbidden)\b|"
     r"(?:HTTP|status(?: code)?|Status|error|Error|returned|responded(?: with)?|answers?|->|=>|code:?)\W{0,3}\s*40[13]\b|"
-    r"AuthenticationError|PermissionDenied|Permission to \S+ denied|not authori[sz]ed|"
+    r"AuthenticationError|PermissionDenied|PERMISSION_DENIED|Permission to \S+ denied|not authori[sz]ed|"
     r"(?<!Unexpected )(?<!unexpected )(?:token|key|credentials?)\b[^.\n]{0,30}\b(?:has |have |is |are |was |were )?(?:expired|revoked|rejected|"
     r"invalid|incorrect|rolled|not valid|no longer valid|ungültig)|"
     r"\b429\b|Too Many Requests|rate[ _-]?limit(?:ed)?\b[^.\n]{0,20}\b(?:exceeded|reached|hit)|"
@@ -89,7 +89,7 @@ _SERVICE = re.compile(
     r"hubspot|auth0|okta|crm|erp|sandbox|registry|upstream|third[- ]party|partner|vendor|provider|"
     r"marketplace|remote|geocoding|saas|webhook receiver|api\.\w+|external (?:api|service)|figma|jira|atlassian|"
     r"confluence|notion|linear|asana|trello|zendesk|intercom|segment|mixpanel|amplitude|algolia|contentful|"
-    r"docker hub|npmjs|pypi|huggingface|cloudinary|mapbox|"
+    r"docker hub|npmjs|pypi|huggingface|cloudinary|mapbox|gcloud|IAM|"
     r"(?:the|their|its|from|external|remote|partner|vendor|provider'?s?)\s+API|Versand-API|Partner\w*)\b",
     re.I,
 )
@@ -99,7 +99,9 @@ _NOT_ERROR = re.compile(
     r"\bcatch(?:es|ing)?\b|\bhandl(?:e|es|ed|ing)\b|"
     r"\brespond(?:s)? with\b|\|\s*\d{3}\s*\||\bretries on\b|\btreated as\b|\bif you see\b|\bmeans you\b|"
     # a row of a markdown table: a catalogue of errors, not one that happened
-    r"^\s*\|[^|\n]*\|[^|\n]*\|",
+    r"^\s*\|[^|\n]*\|[^|\n]*\||"
+    # a list of quoted messages with their fixes: "- `FATAL: quota exceeded` → ask an admin"
+    r"(?:^|\s)[-*•]\s+`[^`\n]+`\s*(?:→|->|—|–)\s",
     re.I,
 )
 

@@ -445,7 +445,9 @@ _ERROR_SHAPE = re.compile(
 _NOT_OURS = re.compile(
     r"\b(?:handl(?:e|es|ed|ing)|retr(?:y|ies) on|mock\w*|assert\w*|expect\w*|test(?:s|ed|ing)? (?:for|that)|"
     r"example|e\.g\.|such as|documented|docs?\b|README|when (?:the|an?) (?:API|server)|if (?:the|an?) "
-    r"(?:API|server|request))\b",
+    r"(?:API|server|request))\b|"
+    # an entry of a list of quoted messages with their fixes: "- `FATAL: quota exceeded` → ask …"
+    r"^\s*[-*•]\s+`[^`\n]+`\s*(?:→|->|—|–)\s",
     re.I,
 )
 """A line *about* such errors (code that handles 429s, docs, tests), not one reporting one."""
