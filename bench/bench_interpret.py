@@ -74,6 +74,11 @@ def cases() -> dict[str, str]:
             + '{"text": "a"},' * (SIZE // 15)
         ),
         "`HALT:` lines": fill("HALT: x\n"),
+        # round 15-16's patterns: Codex command records, menus, quoted-message lists
+        "one line of unclosed `bash -lc '` records": fill("bash -lc 'x in y "),
+        "Codex command records that never end": fill("bash -lc 'make test' exited 1 in \n"),
+        "menu cursor lines `❯ 1. x`": fill(" ❯ 1. Type here\n"),
+        "`- `x` → ` list items on one line": fill("- `x` → "),
     }
 
 

@@ -308,3 +308,11 @@ def test_a_numbered_menus_own_prompt_on_the_last_line_waits() -> None:
         "Select 0-9 or just type your question/comment:\n"
     )
     assert decide(text)[0] == "escalate"
+
+
+def test_a_request_to_confirm_before_an_external_write_waits() -> None:
+    text = (
+        "Row 33's next empty cell is AB33. I'm ready to append the fix summary there.\n"
+        "This is an external Google Sheet edit. Confirm that I should write it now."
+    )
+    assert decide(text)[0] == "escalate"

@@ -91,6 +91,7 @@ _GO_AHEAD = re.compile(
     r"(?:OK|okay|go-ahead|approval|answer|decision|confirmation|sign-off|review)\b|"
     r"\bneed (?:you|someone|somebody|a person|a human) to (?:confirm|decide|choose|approve|sign off|tell me)\b|"
     r"^\W*(?:Please )?approve (?:it|this|the (?:plan|story|change|proposal|design))\b[^.?!\n]{0,80}\bor\b|"
+    r"^\W*(?:Please )?confirm (?:that |whether |if )?I (?:should|may|can)\b|"
     r"\b(?:attendo|aspetto) (?:la tua|la sua|il tuo|il suo) (?:approvazione|conferma|via libera|ok|decisione)\b|"
     # Cline / Roo's plan mode: the plan waits for the user to let it act
     r"\b(?:toggle|switch) (?:to|into) (?:Act|Agent|Code) mode\b|"

@@ -115,12 +115,23 @@ _CODE_LANGS = frozenset(_CODE_LANG_NAMES.split())
 result (a `raise ValueError(...)` in a ```python block is no failed run)."""
 
 
-_EXEC_RESULT = re.compile(
-    r"(?:\b(?:bash|sh|zsh) -\w*c (['\"])(.*?)\1|^\W*(?:\[[^\]]*\]\s*)?(apply_patch)\b\S*)"
-    r"(?: in \S+)? (?:succeeded|exited (\d+)) in [\d.]+m?s\b"
-)
-"""Codex's line for a command it ran: `bash -lc 'pytest -q' exited 1 in 2.1s:`, `apply_patch(…)
-exited 1 in 7ms:`."""
+_EXEC_END = re.compile(r" (?:succeeded|exited (\d+)) in [\d.]+m?s\b")
+_EXEC_HEAD = re.compile(r"\b(?:bash|sh|zsh) -\w*c ['\"]|\bapply_patch\b")
+
+
+def _exec_result(text: str) -> tuple[str, str | None] | None:
+    """Codex's line for a command it ran (`bash -lc 'pytest -q' exited 1 in 2.1s:`,
+    `apply_patch(…) exited 1 in 7ms:`): the command and its exit code (None: succeeded). The
+    end is found first and the command read back from it, so a line is scanned once."""
+    end = _EXEC_END.search(text)
+    if end is None:
+        return None
+    heads = list(_EXEC_HEAD.finditer(text, 0, end.start()))
+    if not heads:
+        return None
+    return text[heads[-1].start() : end.start()], end.group(1)
+
+
 _CHECK_COMMAND = re.compile(
     r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|ctest|tox|nox|build|compile|check|"
     r"clippy|lint|eslint|ruff|flake8|pylint|mypy|pyright|tsc|typecheck|vet|golangci-lint|mvn|gradle|"
@@ -135,10 +146,10 @@ def output_status(
 ) -> tuple[Literal["success", "failure"] | None, str | None, int]:
     """The last test/build result printed by a tool: success, failure, or None."""
     for ln in reversed(lines):
-        if (run := _EXEC_RESULT.search(ln.text)) is not None:
+        if (run := _exec_result(ln.text)) is not None:
             # Codex's record of a command: a check's exit says how the work stands; a patch that
             # did not apply is a failure; `git status` or `cat` succeeding says nothing
-            cmd, code = run.group(2) or run.group(3), run.group(4)
+            cmd, code = run
             if _APPLY_PATCH.search(cmd) and code and code != "0":
                 return "failure", ln.text.strip(), ln.no
             if _CHECK_COMMAND.search(cmd):
