@@ -316,3 +316,18 @@ def test_a_request_to_confirm_before_an_external_write_waits() -> None:
         "This is an external Google Sheet edit. Confirm that I should write it now."
     )
     assert decide(text)[0] == "escalate"
+
+
+@pytest.mark.parametrize(
+    "notice",
+    [
+        "[ERROR] AI service call failed for role research (Provider: perplexity):\n"
+        "  429 Too Many Requests: rate limit exceeded for sonar-pro. Retry-After: 84\n\n"
+        "Error: Research failed. Nothing was saved to task 14.",
+        '✕ [API Error: {"error":{"code":429,"message":"Quota exceeded for quota metric \'requests '
+        'per minute\' of service \'generativelanguage.example\'","status":"RESOURCE_EXHAUSTED"}}]\n'
+        "  Please wait and try again later.",
+    ],
+)
+def test_a_providers_per_minute_limit_is_waited_out(notice: str) -> None:
+    assert decide(notice)[0] in ("wait", "backoff")

@@ -419,7 +419,7 @@ _SELF_EVIDENT = re.compile(
     r"\byou(?:['’]?ve| have) (?:hit|reached|exceeded) your\b[^\n]{0,40}\b(?:limit|quota)|"
     r"\byou(?:['’]?ve| have) exhausted (?:the |your |this )[\w'’ -]{0,30}\b(?:limit|quota)\b|"
     # a bare status line (`503 server is overloaded.`), an API's JSON error object
-    r"^\W{0,3}5\d\d\b[^\n]{0,40}\b(?:overloaded|unavailable)\b|\{\s*\"error\"\s*:\s*\{\s*\"message\"|"
+    r"^\W{0,3}5\d\d\b[^\n]{0,40}\b(?:overloaded|unavailable)\b|^\W{0,3}429 Too Many Requests\b|\{\s*\"error\"\s*:\s*\{\s*\"message\"|"
     r"\byour (?:organization['’]s |account['’]s |plan['’]s )?[\w -]{0,30}\b(?:limit|quota|budget|credits?) "
     r"(?:has been |have been |was |is )?(?:reached|exceeded|exhausted|used up)|"
     r"\b(?:budget|quota) (?:has been |was )?exceeded|\bExceededBudget\b|\bover budget\b|"
@@ -444,7 +444,7 @@ _ERROR_SHAPE = re.compile(
 """A bare error line with a status (`Error: 429 Too Many Requests`, `✕ HTTP 503`)."""
 _NOT_OURS = re.compile(
     r"\b(?:handl(?:e|es|ed|ing)|retr(?:y|ies) on|mock\w*|assert\w*|expect\w*|test(?:s|ed|ing)? (?:for|that)|"
-    r"example|e\.g\.|such as|documented|docs?\b|README|when (?:the|an?) (?:API|server)|if (?:the|an?) "
+    r"(?<!\.)example|e\.g\.|such as|documented|docs?\b|README|when (?:the|an?) (?:API|server)|if (?:the|an?) "
     r"(?:API|server|request))\b|"
     # an entry of a list of quoted messages with their fixes: "- `FATAL: quota exceeded` → ask …"
     r"^\s*[-*•]\s+`[^`\n]+`\s*(?:→|->|—|–)\s",
