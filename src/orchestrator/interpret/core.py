@@ -22,11 +22,12 @@ from orchestrator.interpret.destructive import (
 )
 from orchestrator.interpret.external import BLOCKER, find_external_trouble, platform_reading
 from orchestrator.interpret.extract import extract_options, extract_recommendation
-from orchestrator.interpret.heuristics import output_status, read_unmarked
+from orchestrator.interpret.heuristics import read_unmarked
 from orchestrator.interpret.llm_judge import ask_llm
 from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
 from orchestrator.interpret.phrases import FIX_CLAIMED, OFFERED_CHOICE, UNCERTAIN
+from orchestrator.interpret.results import output_status
 from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
 from orchestrator.interpret.text import tail_text as tail_prose
 from orchestrator.interpret.uncertain import uncertainty_question

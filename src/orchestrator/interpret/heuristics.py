@@ -30,7 +30,6 @@ from orchestrator.interpret.phrases import (
     _EXTENSION,
     _HUMAN_ACTION,
     _OFFER_LEAD,
-    _RESULT_FAIL,
     _RESULT_OK,
     _W,
     CAVEAT,
@@ -40,9 +39,9 @@ from orchestrator.interpret.phrases import (
     FIX_CLAIMED,
     NOT_FAILURE,
     OFFERED_CHOICE,
-    RESULT_LINE_OK,
     UNCERTAIN,
 )
+from orchestrator.interpret.results import output_status
 from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
 from orchestrator.models import Verdict
 from orchestrator.rules.failure import (
@@ -101,71 +100,6 @@ def _sentence_of(text: str, needle: str | None) -> str | None:
         if needle in s:
             return s
     return needle
-
-
-_CODE_LANG_NAMES = (
-    "python py javascript js jsx typescript ts tsx java kotlin kt go golang rust rs c h cpp c++ "
-    "cc hpp cs csharp ruby rb php swift elixir ex exs erlang scala dart vue svelte lua r julia "
-    "haskell hs clojure ocaml fsharp perl groovy objc objective-c html css scss sass less json "
-    "jsonc yaml yml toml ini xml sql graphql proto dockerfile makefile cmake terraform hcl nix "
-    "diff patch markdown md mdx tex latex"
-)
-_CODE_LANGS = frozenset(_CODE_LANG_NAMES.split())
-"""Fence languages of source, config or a diff: what the agent wrote or proposes, never a tool's
-result (a `raise ValueError(...)` in a ```python block is no failed run)."""
-
-
-_EXEC_END = re.compile(r" (?:succeeded|exited (\d+)) in [\d.]+m?s\b")
-_EXEC_HEAD = re.compile(r"\b(?:bash|sh|zsh) -\w*c ['\"]|\bapply_patch\b")
-
-
-def _exec_result(text: str) -> tuple[str, str | None] | None:
-    """Codex's line for a command it ran (`bash -lc 'pytest -q' exited 1 in 2.1s:`,
-    `apply_patch(…) exited 1 in 7ms:`): the command and its exit code (None: succeeded). The
-    end is found first and the command read back from it, so a line is scanned once."""
-    end = _EXEC_END.search(text)
-    if end is None:
-        return None
-    heads = list(_EXEC_HEAD.finditer(text, 0, end.start()))
-    if not heads:
-        return None
-    return text[heads[-1].start() : end.start()], end.group(1)
-
-
-_CHECK_COMMAND = re.compile(
-    r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|ctest|tox|nox|build|compile|check|"
-    r"clippy|lint|eslint|ruff|flake8|pylint|mypy|pyright|tsc|typecheck|vet|golangci-lint|mvn|gradle|"
-    r"make|cargo|npm run|pnpm|yarn|dotnet|swift build|xcodebuild)\b"
-)
-"""A command whose exit says whether the work holds: a test, build, lint or type check."""
-_APPLY_PATCH = re.compile(r"\bapply_patch\b")
-
-
-def output_status(
-    lines: list[Line],
-) -> tuple[Literal["success", "failure"] | None, str | None, int]:
-    """The last test/build result printed by a tool: success, failure, or None."""
-    for ln in reversed(lines):
-        if (run := _exec_result(ln.text)) is not None:
-            # Codex's record of a command: a check's exit says how the work stands; a patch that
-            # did not apply is a failure; `git status` or `cat` succeeding says nothing
-            cmd, code = run
-            if _APPLY_PATCH.search(cmd) and code and code != "0":
-                return "failure", ln.text.strip(), ln.no
-            if _CHECK_COMMAND.search(cmd):
-                ok = code is None or code == "0"
-                return ("success" if ok else "failure"), ln.text.strip(), ln.no
-            continue
-        if ln.zone == "prose" and RESULT_LINE_OK.match(ln.text):
-            return "success", ln.text.strip(), ln.no  # a runner's line a log's layout left bare
-        if ln.zone == "prose" or (ln.zone == "fence" and ln.lang in _CODE_LANGS):
-            continue  # a ```python block is code the agent wrote or proposes, not a result
-        text = ln.text
-        if _RESULT_FAIL.search(text) and not re.search(r"\b0 failed\b|\bno errors\b", text, re.I):
-            return "failure", text.strip(), ln.no
-        if _RESULT_OK.search(text):
-            return "success", text.strip(), ln.no
-    return None, None, -1
 
 
 _CHOICE = re.compile(
