@@ -12,8 +12,8 @@ attempt with no gates configured — the interpretation, then `Judge.decide`:
 - escalations caught: recall of `escalate`;
 - false escalations on finished work: the share of `proceed` cases decided `escalate`.
 
-`tune/` is the tuning pool of 1,323 cases (the first tune and holdback halves, holdback2 to
-holdback11; each held-back set was scored once, then moved in — README). A second hash splits the
+`tune/` is the tuning pool of 1,412 cases (the first tune and holdback halves, holdback2 to
+holdback12; each held-back set was scored once, then moved in — README). A second hash splits the
 pool into cross-validation halves A and B. Held-back sets are collected apart and are not scored
 here while the rules are tuned.
 `pytest tests/test_corpus_real.py -s` prints the tables (per set, per agent) and the rules' unsure
@@ -207,11 +207,22 @@ SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b")
 #   the end: 23 failures read as finished, 6 escalations read as finished and 3 as failed, 3
 #   failures escalated, 2 finished outputs escalated and 2 retried.
 # holdback9, holdback10 and holdback11 were then moved, unchanged, into the pool (2026-11-24 16:10
-# UTC): 1,323 cases.
+# UTC): 1,323 cases, 0.731, 0.892, 0.850, 0.045 (A 0.731, 0.893, 0.859, 0.057; B 0.730, 0.891,
+# 0.842, 0.031). Round 16 was written on holdback11 and the realistic corpus_styles7 (both spent):
+# Codex's command records count only for checks; the status a run set last; a confirmation asked
+# for; IAM permissions; lists of quoted messages with their fixes. The pool: +1.
+#   holdback12 (89 new real outputs collected apart by two others while round 16 ran: copilot 23,
+#   claude 20, aider 15, cursor 11, gemini 8, codex 4, cline 3, openhands 3, roo 2; 27 completed,
+#   40 failed, 22 needs_human), scored once 2026-11-24 16:20 UTC with the rules of the session's
+#   start (653042b) and of round 16's end (160af03): decision 0.652, category 0.843, caught 0.636,
+#   false escalations 0.111, unsure 56.2% — both times; not one case moved. Its misses: 15
+#   failures read as finished, 7 escalations read as finished and one as failed, 5 failures
+#   escalated, 3 finished outputs escalated.
+# holdback12 was then moved, unchanged, into the pool (2026-11-24 16:22 UTC): 1,412 cases.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
-    "tune": (0.731, 0.892, 0.850, 0.045),
-    "cv_a": (0.731, 0.893, 0.859, 0.057),
-    "cv_b": (0.730, 0.891, 0.842, 0.031),
+    "tune": (0.727, 0.889, 0.841, 0.049),
+    "cv_a": (0.721, 0.890, 0.843, 0.068),
+    "cv_b": (0.732, 0.888, 0.840, 0.029),
 }
 FLOOR = 0.10
 
@@ -342,7 +353,7 @@ def test_headers_agree_with_folders() -> None:
                 assert m["decision"] == "retry", c.path
             if m["decision"] == "proceed":
                 assert m["category"] is None, c.path
-    assert total >= 1323
+    assert total >= 1412
 
 
 @pytest.mark.parametrize("split", SCORED)
