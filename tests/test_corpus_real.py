@@ -199,26 +199,26 @@ SCORED: tuple[str, ...] = ("tune", "cv_a", "cv_b")
 # 1,044 went 0.749 -> 0.750.
 #   holdback11 (101 new real outputs collected apart by two others while round 15 ran: copilot
 #   18, gemini 16, claude 15, aider 13, cline 12, openhands 9, cursor 8, codex 5, roo 5; 27
-#   completed, 40 failed, 34 needs_human), scored once 2026-11-24 16:00 UTC with the rules of
+#   completed, 40 failed, 34 needs_human), scored once 2026-11-24 15:50 UTC with the rules of
 #   the session's start (653042b) and of the round's end (2ef24a4): decision 0.624 -> 0.614,
 #   category 0.861, caught 0.735, false escalations 0.074 both times; unsure 58.4% -> 59.4%. The
 #   one change: a finished output whose last words call a failing test pre-existing was read as
 #   failed (round 15's rule; the acknowledgement it lacked was then added, in-sample). Misses at
 #   the end: 23 failures read as finished, 6 escalations read as finished and 3 as failed, 3
 #   failures escalated, 2 finished outputs escalated and 2 retried.
-# holdback9, holdback10 and holdback11 were then moved, unchanged, into the pool (2026-11-24 16:10
+# holdback9, holdback10 and holdback11 were then moved, unchanged, into the pool (2026-11-24 15:54
 # UTC): 1,323 cases, 0.731, 0.892, 0.850, 0.045 (A 0.731, 0.893, 0.859, 0.057; B 0.730, 0.891,
 # 0.842, 0.031). Round 16 was written on holdback11 and the realistic corpus_styles7 (both spent):
 # Codex's command records count only for checks; the status a run set last; a confirmation asked
 # for; IAM permissions; lists of quoted messages with their fixes. The pool: +1.
 #   holdback12 (89 new real outputs collected apart by two others while round 16 ran: copilot 23,
 #   claude 20, aider 15, cursor 11, gemini 8, codex 4, cline 3, openhands 3, roo 2; 27 completed,
-#   40 failed, 22 needs_human), scored once 2026-11-24 16:20 UTC with the rules of the session's
+#   40 failed, 22 needs_human), scored once 2026-11-24 16:15 UTC with the rules of the session's
 #   start (653042b) and of round 16's end (160af03): decision 0.652, category 0.843, caught 0.636,
 #   false escalations 0.111, unsure 56.2% — both times; not one case moved. Its misses: 15
 #   failures read as finished, 7 escalations read as finished and one as failed, 5 failures
 #   escalated, 3 finished outputs escalated.
-# holdback12 was then moved, unchanged, into the pool (2026-11-24 16:22 UTC): 1,412 cases.
+# holdback12 was then moved, unchanged, into the pool (2026-11-24 16:16 UTC): 1,412 cases.
 MEASURED: dict[str, tuple[float, float, float, float]] = {
     "tune": (0.727, 0.889, 0.841, 0.049),
     "cv_a": (0.721, 0.890, 0.843, 0.068),

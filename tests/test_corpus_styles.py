@@ -101,7 +101,7 @@ MEASURED: dict[str, tuple[float, float, float, float]] = {
     # was fixed and run again nor explain it as not this work's: the claim is refuted.
     # styles7 (tests/corpus_styles7/, 120 written blind by a seventh session while round 15 was
     # written; 40 completed, 40 failed, 40 needs_human; 19 not in English; its writer saw the
-    # names, not the contents, of the files under tests/), scored once at 16:00 UTC: rules of the
+    # names, not the contents, of the files under tests/), scored once at 15:50 UTC: rules of the
     # session's start (653042b) 0.842, 0.858, 0.850, 0.050; after round 15 (2ef24a4) 0.883,
     # 0.875, 0.900, 0.050, unsure 37.5% — four failures read as finished caught by the refuted
     # claim, a destructive step held in prose and a Portuguese "which" question; one finished
@@ -113,7 +113,7 @@ MEASURED: dict[str, tuple[float, float, float, float]] = {
     # 0.975, 0.908, 0.975, 0.000.
     # styles8 (tests/corpus_styles8/, 120 written blind by an eighth session while round 16 was
     # written; 40 completed, 40 failed, 40 needs_human; 19 not in English; its writer read the
-    # real corpus's format README by mistake, no rules, code or cases), scored once at 16:20 UTC:
+    # real corpus's format README by mistake, no rules, code or cases), scored once at 16:15 UTC:
     # rules of the session's start (653042b) 0.833, 0.883, 0.850, 0.125; after round 16 (160af03)
     # 0.867, 0.883, 0.875, 0.100, unsure 34.2% -> 32.5% — four gained, none lost: a claim over a
     # red run, a run that passed after a failure, a fixture's quoted errors no longer escalated,
