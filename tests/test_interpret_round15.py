@@ -331,3 +331,64 @@ def test_a_request_to_confirm_before_an_external_write_waits() -> None:
 )
 def test_a_providers_per_minute_limit_is_waited_out(notice: str) -> None:
     assert decide(notice)[0] in ("wait", "backoff")
+
+
+# Round 17, written on the spent corpus_styles8 after it was scored once.
+
+
+def test_a_cli_holding_a_destructive_command_under_its_spinner_is_destructive() -> None:
+    text = (
+        "✦ The cleanest fix is to delete the namespace and let Argo recreate it.\n"
+        "╭──────────────────────────────────────────────╮\n"
+        "│ ?  Shell kubectl delete namespace staging-payments --wait=true │\n"
+        "│ Allow execution of: 'kubectl'?                                 │\n"
+        "│ ● 1. Yes, allow once                                           │\n"
+        "│   2. Yes, allow always ...                                     │\n"
+        "│   3. No, suggest changes (esc)                                 │\n"
+        "╰──────────────────────────────────────────────╯\n"
+        "⠏ Waiting for user confirmation...\n"
+    )
+    assert decide(text) == ("escalate", "extreme_destructive")
+
+
+def test_aiders_run_prompt_over_a_destructive_command_is_destructive() -> None:
+    text = (
+        "Tokens: 12k sent, 188 received. Cost: $0.05 message, $0.44 session.\n"
+        'psql "$STAGING_URL" -c "TRUNCATE TABLE raw_events RESTART IDENTITY CASCADE;"\n'
+        "alembic upgrade head\nRun shell commands? (Y)es/(N)o/(D)on't ask again [Yes]:\n"
+    )
+    assert decide(text) == ("escalate", "extreme_destructive")
+
+
+def test_a_select_prompt_in_russian_waits() -> None:
+    text = (
+        "Нужен ваш выбор:\n1. SSO для всех\n2. PIN на терминалах\n3. Гибрид\n"
+        "Выберите 1–3 или опишите свой вариант.\n"
+    )
+    assert decide(text)[0] == "escalate"
+
+
+def test_a_wrapped_quota_error_that_names_a_per_minute_limit_is_waited_out() -> None:
+    text = (
+        '✕ [API Error: {"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).\n'
+        "  Quota exceeded for quota metric 'Generate Content API requests per minute' and limit\n"
+        "  'GenerateContent request limit per minute for a region'. Please retry in 38.2s.\",\n"
+        '  "status":"RESOURCE_EXHAUSTED"}}]\n'
+        "~/app (main)    no sandbox (see /docs)    gemini-2.5-pro (95% context left)\n"
+    )
+    assert decide(text)[0] in ("wait", "backoff")
+
+
+@pytest.mark.parametrize(
+    ("ending", "outcome"),
+    [
+        ("## ✓ Plan 06-01 complete — 3/3 tasks, SUMMARY written", "complete"),
+        (
+            "### Blockers\n- 08-03 depends on 08-02\nReturning to planner for revision (iteration 1/3)…",
+            "retry",
+        ),
+    ],
+)
+def test_gsds_own_plan_verdicts(ending: str, outcome: str) -> None:
+    text = "Task 3: Persist theme preference\n  ✓ vitest: 8 passed\n\n" + ending + "\n"
+    assert decide(text)[0] == outcome

@@ -180,17 +180,27 @@ def _is_proposal(before: str, same: str, after: str, *, block: bool) -> bool:
     return intent or asked
 
 
-_PROPOSED_COMMAND = re.compile(r"^\W*(?:Proposed Command|Allow command\?|Run this command\?)", re.I)
+_HOLDS_COMMAND = re.compile(
+    r"^[\s│|▌]*(?:•\s*)?(?:Proposed Command|Allow command\?|Allow execution of\b|Run this command\?|"
+    r"Run shell commands?\? \(Y\)es)",
+    re.I,
+)
+"""A CLI holding a command for approval: Codex's `• Proposed Command`, Gemini CLI's `Allow
+execution of: 'kubectl'?`, Aider's `Run shell commands? (Y)es/(N)o`."""
+_CMD_LINE = re.compile(r"^[\s│|▌└⎿]*(?:\?\s+Shell\s+|\$\s+)?(.*?)[\s│|]*$")
 
 
 def _awaiting_command(lines: list[Line]) -> str | None:
-    """The output ends on a CLI holding a destructive command for approval (Codex's `• Proposed
-    Command` over `└ rm -rf …`): the command, or None."""
-    filled = [ln.text for ln in lines if ln.text.strip()][-4:]
-    for k, text in enumerate(filled[:-1]):
-        if _PROPOSED_COMMAND.match(text):
-            cmd = re.sub(r"^[\s│|└⎿]*(?:\$\s+)?", "", " ".join(filled[k + 1 :]))
-            return destructive_command(cmd) or destructive_sql(cmd)
+    """The output ends on a CLI holding a destructive command for approval (the prompt among its
+    last lines, the command above or under it): the command, or None."""
+    filled = [ln.text for ln in lines if ln.text.strip()][-12:]
+    if not any(_HOLDS_COMMAND.match(text) for text in filled):
+        return None
+    for text in reversed(filled):
+        m = _CMD_LINE.match(text)
+        cmd = m.group(1) if m else text
+        if hit := destructive_command(cmd) or destructive_sql(cmd):
+            return hit
     return None
 
 

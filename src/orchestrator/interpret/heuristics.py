@@ -239,8 +239,8 @@ _MENU_YES = re.compile(
 """The selected `Yes` of a CLI's menu (`❯ 1. Yes`, Gemini's `● 1. Yes, allow once`), or a one-line
 `Yes (y)  No (n)` choice (Codex)."""
 _SELECT_PROMPT = re.compile(
-    r"^\W*(?:Select|Choose|Pick|Enter|Selecione|Seleccione|Elige|Escolha|Wähle|Choisissez|Scegli)\b"
-    r"[^\n]{0,30}\b\d+\s*(?:-|–|to|a|bis|à)\s*\d+\b[^\n]{0,80}[:?]\s*$",
+    r"^\W*(?:Select|Choose|Pick|Enter|Selecione|Seleccione|Elige|Escolha|Wähle|Choisissez|Scegli|Выберите)\b"
+    r"[^\n]{0,30}\b\d+\s*(?:-|–|to|a|bis|à)\s*\d+\b[^\n]{0,80}[:?.]\s*$",
     re.I,
 )
 """A numbered menu's own prompt on the last line ("Select 0-9 or type your question/comment:",
@@ -250,6 +250,10 @@ _BOX_CHARS = re.compile(r"^[\s│|╭╰─▌]+|[\s│|╮╯─]+$")
 
 _MENU_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?\d+[.)]\s+\S|^[\s│|]*▌")
 """A line of a CLI's menu: a numbered option, selected or not, or a line of Codex's `▌` panel."""
+_WAITING = re.compile(
+    r"^\W*Waiting for (?:user |your )?(?:confirmation|approval|input|response)\b", re.I
+)
+"""The CLI's own spinner under its menu ("⠏ Waiting for user confirmation..."): still the menu."""
 _MENU_CURSOR = re.compile(r"^[\s│|]*[❯›●]\s*\d+[.)]\s+\S")
 _YES_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?(?:\d+[.)]\s*)?Yes\b")
 
@@ -271,6 +275,7 @@ def approval_menu(lines: list[Line]) -> Question | None:
         ln.zone == "prose"
         and _BOX_CHARS.sub("", ln.text).strip()
         and not _MENU_OPTION.match(ln.text)
+        and not _WAITING.match(ln.text)
         for ln in filled[at + 1 :]
     ):
         return None  # the agent went on after the menu: answered, history

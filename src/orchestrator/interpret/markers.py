@@ -78,7 +78,9 @@ _OPTIONS = re.compile(r"^[ \t>*_`]*OPTIONS[*_`]*\s*:", re.M)
 _RECOMMENDATION = re.compile(r"^[ \t>*_`]*RECOMMENDATION[*_`]*\s*:\s*(.*)$", re.M)
 _RECOVERY = re.compile(r"^#{1,4}\s*RECOVERY\s+(ESCALATE|COMPLETE|FAILED)\b", re.M | re.I)
 _CHECKPOINT = re.compile(r"^#{1,4}\s*CHECKPOINT REACHED\b", re.M | re.I)
-_PLAN_DONE = re.compile(r"^#{1,4}\s*(?:PLAN|PHASE|TASK) COMPLETE\b", re.M | re.I)
+_PLAN_DONE = re.compile(
+    r"^#{1,4}\s*(?:[✓✔✅]\s*)?(?:PLAN|PHASE|TASK)(?:\s+[\w.-]*\d[\w.-]*)?\s+COMPLETE\b", re.M | re.I
+)
 _TOOL_RECORD_END = re.compile(r"[^\S\n]*(?:\n[^\S\n]*){1,3}</(?:details|tool-use)>", re.I)
 """`Status: **completed**` closing a `<details>` tool record (SpecStory exports of Cursor and
 Copilot chats): the tool call finished, which says nothing about the agent's work."""

@@ -274,6 +274,8 @@ FINAL_FAILURE = re.compile(
     r"AgentState\.ERROR|Invalid API Response|empty or unparsable|without value for required|"
     r"(?:Roo|Cline|Kilo|Kilo Code) (?:is having trouble|encountered a problem))\b|"
     r"\bfailure in the model['’]s thought process\b|"
+    # GSD's plan checker sending the plans back: "Returning to planner for revision (iteration 1/3)"
+    r"\bReturning to planner for revision\b|"
     # a loop runner's own verdict on the agent's run: "execution timed out after 15 minutes"
     r"\btimed out after \d+\s*(?:ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b|"
     r"\bcounting (?:it )?as (?:a )?failed\b|"

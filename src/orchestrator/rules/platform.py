@@ -451,6 +451,9 @@ _NOT_OURS = re.compile(
     re.I,
 )
 """A line *about* such errors (code that handles 429s, docs, tests), not one reporting one."""
+_OWN_EXAMPLE = re.compile(r"\(e\.g\. check quota\)", re.I)
+"""Google's own words in a quota error ("Resource has been exhausted (e.g. check quota)"): not a
+line about such errors."""
 _RETRYING = re.compile(r"\b(?:retrying|reconnecting)\b[^\n]{0,20}\d+\s*/\s*\d+", re.I)
 """`Reconnecting... 2/5`, `retrying 1/5 in 200ms`: the platform's own retry, still going on —
 unless it is the last thing printed (the session ended while it was still failing)."""
@@ -502,7 +505,7 @@ def find_platform_error(
         hit = _SELF_EVIDENT.search(line) or _ERROR_SHAPE.search(line)
         if hit is None:
             continue
-        if _NOT_OURS.search(_URL.sub(" ", _sentence_at(line, hit))) or (
+        if _NOT_OURS.search(_URL.sub(" ", _OWN_EXAMPLE.sub(" ", _sentence_at(line, hit)))) or (
             _RETRYING.search(line) and k < len(lines) - 1
         ):
             continue
@@ -512,6 +515,10 @@ def find_platform_error(
         # by the API's JSON body is read with it (`429 Too Many Requests: {` … `"code":
         # "insufficient_quota"`: the body's quota outranks the status's rate limit)
         body = _json_body(lines, k)
+        if _BODY_LINE.match(line) and k > 0:
+            # the tail of a message wrapped over lines (`"status":"RESOURCE_EXHAUSTED"}}]`): read
+            # with the lines above it, whose words ("requests per minute") name the limit
+            line = " ".join(lines[max(0, k - 3) : k + 1])
         kind = (
             kind_of(f"{line} {body}", status=status) if body else kind_of(line, status=status)
         ) or kind_of(after, status=status)
