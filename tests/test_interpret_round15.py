@@ -392,3 +392,24 @@ def test_a_wrapped_quota_error_that_names_a_per_minute_limit_is_waited_out() -> 
 def test_gsds_own_plan_verdicts(ending: str, outcome: str) -> None:
     text = "Task 3: Persist theme preference\n  ✓ vitest: 8 passed\n\n" + ending + "\n"
     assert decide(text)[0] == outcome
+
+
+def test_a_cli_status_line_still_running_at_the_end_is_unfinished() -> None:
+    text = (
+        "│ vite v5.4.8 building for production...                 │\n"
+        "╰────────────────────────────────────────╯\n"
+        "⠼ Compiling the bundle, hold tight... (esc to cancel, 9m 51s)\n"
+    )
+    assert decide(text)[0] == "retry"
+
+
+def test_a_story_whose_task_list_has_open_items_is_not_done() -> None:
+    text = (
+        "## Tasks / Subtasks\n- [x] Task 1: events table (AC: 1)\n"
+        "- [ ] Task 2: real-time push (AC: 2)\n  - [x] Channel auth\n  - [ ] Broadcast on write\n"
+        "- [x] Task 3: feed UI (AC: 3)\n\n## Dev Agent Record\n`npm test` → 203 passed\n\n"
+        "Status: Ready for Review\nAll done — the activity feed is live and ready for QA.\n"
+    )
+    assert decide(text)[0] == "retry"
+    ticked = text.replace("- [ ]", "- [x]")
+    assert decide(ticked)[0] == "complete"

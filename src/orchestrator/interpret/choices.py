@@ -1,6 +1,7 @@
 """Options the output ends on, numbered or lettered, under a question to the user ("Would you
 like me to:" / "1. …" / "2. …?"; "How would you like to proceed?" / "- Option A: …"): the user
-picks one, whatever was finished before it. An item wrapped over several lines is one item."""
+picks one, whatever was finished before it. An item wrapped over several lines is one item. A
+CLI's own menus too: a permission prompt over a `❯ Yes` menu, a menu's "Select 0-9" prompt."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import replace
 from orchestrator.interpret.extract import NUMBERED
 from orchestrator.interpret.text import Line
 
-__all__ = ["numbered_choice", "open_menu"]
+__all__ = ["approval_menu", "numbered_choice", "open_menu", "select_prompt"]
 
 
 _CHOICE_LEAD = re.compile(
@@ -101,3 +102,69 @@ def open_menu(lines: list[Line]) -> set[int]:
     if menu is None or not _OPEN_ITEM.search(menu[1][-1].text):
         return set()
     return {menu[0].no, *(ln.no for ln in menu[1])}
+
+
+_MENU_YES = re.compile(
+    r"^[\s│|▌]*(?:[❯›>●]\s*(?:\d+[.)]\s*)?Yes\b|(?:\d+[.)]\s*)?Yes\b[^\n]{0,20}\bNo\b)"
+)
+"""The selected `Yes` of a CLI's menu (`❯ 1. Yes`, Gemini's `● 1. Yes, allow once`), or a one-line
+`Yes (y)  No (n)` choice (Codex)."""
+_SELECT_PROMPT = re.compile(
+    r"^\W*(?:Select|Choose|Pick|Enter|Selecione|Seleccione|Elige|Escolha|Wähle|Choisissez|Scegli|Выберите)\b"
+    r"[^\n]{0,30}\b\d+\s*(?:-|–|to|a|bis|à)\s*\d+\b[^\n]{0,80}[:?.]\s*$",
+    re.I,
+)
+"""A numbered menu's own prompt on the last line ("Select 0-9 or type your question/comment:",
+BMAD's elicitation menu): the run waits for a pick."""
+_BOX_CHARS = re.compile(r"^[\s│|╭╰─▌]+|[\s│|╮╯─]+$")
+
+
+_MENU_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?\d+[.)]\s+\S|^[\s│|]*▌")
+"""A line of a CLI's menu: a numbered option, selected or not, or a line of Codex's `▌` panel."""
+_WAITING = re.compile(
+    r"^\W*Waiting for (?:user |your )?(?:confirmation|approval|input|response)\b", re.I
+)
+"""The CLI's own spinner under its menu ("⠏ Waiting for user confirmation..."): still the menu."""
+_MENU_CURSOR = re.compile(r"^[\s│|]*[❯›●]\s*\d+[.)]\s+\S")
+_YES_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?(?:\d+[.)]\s*)?Yes\b")
+
+
+def approval_menu(lines: list[Line]) -> tuple[str, int] | None:
+    """A CLI's permission prompt the output ends on (`Allow command?` / `Do you want to proceed?`
+    over a `❯ Yes` menu, or a plan's `1. Yes, auto-accept edits … ❯ 4. Type here to tell Claude
+    what to change`): the run is waiting for someone to approve."""
+    filled = [ln for ln in lines if ln.text.strip()][-12:]
+    at = next((k for k in range(len(filled) - 1, -1, -1) if _MENU_YES.match(filled[k].text)), None)
+    if at is None:
+        # a cursor on another option of a menu that offers a Yes
+        at = next(
+            (k for k in range(len(filled) - 1, -1, -1) if _MENU_CURSOR.match(filled[k].text)), None
+        )
+        if at is None or not any(_YES_OPTION.match(ln.text) for ln in filled):
+            return None
+    if any(
+        ln.zone == "prose"
+        and _BOX_CHARS.sub("", ln.text).strip()
+        and not _MENU_OPTION.match(ln.text)
+        and not _WAITING.match(ln.text)
+        for ln in filled[at + 1 :]
+    ):
+        return None  # the agent went on after the menu: answered, history
+    start = at
+    while start > 0 and _MENU_OPTION.match(filled[start - 1].text):
+        start -= 1
+    for ln in reversed(filled[: start + 1]):
+        text = _BOX_CHARS.sub("", ln.text).strip()
+        if text.endswith("?"):
+            return text, ln.no
+    if start == at:
+        return None
+    return "Approve the proposed step?", filled[at].no
+
+
+def select_prompt(lines: list[Line]) -> tuple[str, int] | None:
+    """The last line is a numbered menu's own prompt ("Select 0-9 or type your question:")."""
+    last = [ln for ln in lines if ln.text.strip()][-1:]
+    if last and _SELECT_PROMPT.match(last[0].text):
+        return last[0].text.strip(), last[0].no
+    return None

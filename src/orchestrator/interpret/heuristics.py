@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from orchestrator.interpret.choices import numbered_choice, open_menu
+from orchestrator.interpret.choices import approval_menu, numbered_choice, open_menu, select_prompt
 from orchestrator.interpret.endings import (
     announced_step,
     asks_to_continue,
@@ -233,64 +233,6 @@ _AUTO_PROMPT = re.compile(
 )
 """Aider's prompts about its own loop (fix the lint errors it found, open a docs link): with
 `--yes-always` they answer themselves; they ask nothing about the task."""
-_MENU_YES = re.compile(
-    r"^[\s│|▌]*(?:[❯›>●]\s*(?:\d+[.)]\s*)?Yes\b|(?:\d+[.)]\s*)?Yes\b[^\n]{0,20}\bNo\b)"
-)
-"""The selected `Yes` of a CLI's menu (`❯ 1. Yes`, Gemini's `● 1. Yes, allow once`), or a one-line
-`Yes (y)  No (n)` choice (Codex)."""
-_SELECT_PROMPT = re.compile(
-    r"^\W*(?:Select|Choose|Pick|Enter|Selecione|Seleccione|Elige|Escolha|Wähle|Choisissez|Scegli|Выберите)\b"
-    r"[^\n]{0,30}\b\d+\s*(?:-|–|to|a|bis|à)\s*\d+\b[^\n]{0,80}[:?.]\s*$",
-    re.I,
-)
-"""A numbered menu's own prompt on the last line ("Select 0-9 or type your question/comment:",
-BMAD's elicitation menu): the run waits for a pick."""
-_BOX_CHARS = re.compile(r"^[\s│|╭╰─▌]+|[\s│|╮╯─]+$")
-
-
-_MENU_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?\d+[.)]\s+\S|^[\s│|]*▌")
-"""A line of a CLI's menu: a numbered option, selected or not, or a line of Codex's `▌` panel."""
-_WAITING = re.compile(
-    r"^\W*Waiting for (?:user |your )?(?:confirmation|approval|input|response)\b", re.I
-)
-"""The CLI's own spinner under its menu ("⠏ Waiting for user confirmation..."): still the menu."""
-_MENU_CURSOR = re.compile(r"^[\s│|]*[❯›●]\s*\d+[.)]\s+\S")
-_YES_OPTION = re.compile(r"^[\s│|]*(?:[❯›>●▌]\s*)?(?:\d+[.)]\s*)?Yes\b")
-
-
-def approval_menu(lines: list[Line]) -> Question | None:
-    """A CLI's permission prompt the output ends on (`Allow command?` / `Do you want to proceed?`
-    over a `❯ Yes` menu, or a plan's `1. Yes, auto-accept edits … ❯ 4. Type here to tell Claude
-    what to change`): the run is waiting for someone to approve."""
-    filled = [ln for ln in lines if ln.text.strip()][-12:]
-    at = next((k for k in range(len(filled) - 1, -1, -1) if _MENU_YES.match(filled[k].text)), None)
-    if at is None:
-        # a cursor on another option of a menu that offers a Yes
-        at = next(
-            (k for k in range(len(filled) - 1, -1, -1) if _MENU_CURSOR.match(filled[k].text)), None
-        )
-        if at is None or not any(_YES_OPTION.match(ln.text) for ln in filled):
-            return None
-    if any(
-        ln.zone == "prose"
-        and _BOX_CHARS.sub("", ln.text).strip()
-        and not _MENU_OPTION.match(ln.text)
-        and not _WAITING.match(ln.text)
-        for ln in filled[at + 1 :]
-    ):
-        return None  # the agent went on after the menu: answered, history
-    start = at
-    while start > 0 and _MENU_OPTION.match(filled[start - 1].text):
-        start -= 1
-    for ln in reversed(filled[: start + 1]):
-        text = _BOX_CHARS.sub("", ln.text).strip()
-        if text.endswith("?"):
-            return Question(text, "decision", ln.no)
-    if start == at:
-        return None
-    return Question("Approve the proposed step?", "decision", filled[at].no)
-
-
 _WORK_DONE = re.compile(
     rf"\b(?:I'?ve|I have|I|we'?ve|we have)\s+(?:now\s+|also\s+|successfully\s+|just\s+)?(?:{_DONE_VERBS})\b|"
     rf"\b(?:is|are|was|were|has been|have been)\s+(?:now\s+|all\s+|successfully\s+)?(?:{_DONE_VERBS})\b|"
@@ -335,17 +277,47 @@ _RESULTLESS_TOOL = re.compile(
 call never returned — the run stopped (stuck, cancelled) inside it."""
 
 
+_STILL_RUNNING = re.compile(r"\((?:esc|ctrl\+c|Esc) to (?:cancel|interrupt)\b[^)\n]{0,40}\)\s*$")
+"""A CLI's live status line ("⠼ Compiling the bundle... (esc to cancel, 9m 51s)") as the last thing
+printed: the run was still going when the output ended."""
+
+
 def _ends_in_tool_call(lines: list[Line]) -> str | None:
     last = "\n".join(ln.text.strip() for ln in lines[-12:] if ln.text.strip())
     if _RESULTLESS_TOOL.search(last[-600:]):
         return "the output ends on a tool call that never returned"
+    if _STILL_RUNNING.search(last[-200:]):
+        return "the output ends while the agent was still working"
+    return None
+
+
+_STORY_TASKS = re.compile(r"^#{1,4}\s*Tasks\s*/\s*Subtasks\b", re.I)
+
+
+def _story_tasks_open(filled: list[str]) -> str | None:
+    """A BMAD story's `## Tasks / Subtasks` section with items still unticked, wherever it stands:
+    whatever its status line says, the story's own list says it is not done."""
+    at = next((k for k in range(len(filled) - 1, -1, -1) if _STORY_TASKS.match(filled[k])), None)
+    if at is None:
+        return None
+    items = []
+    for text in filled[at + 1 :]:
+        if text.lstrip().startswith("#"):
+            break
+        if (m := _CHECK_ITEM.match(text)) is not None:
+            items.append(m.group(1))
+    open_items = sum(i in _UNCHECKED for i in items)
+    if open_items:
+        return f"the story's task list has {open_items} of {len(items)} items still open"
     return None
 
 
 def _partial_checklist(lines: list[Line]) -> str | None:
     """The output ends on a checklist (a todo list, `- [x]` items) with some items ticked and
-    others not: the work stopped part way."""
+    others not, or a BMAD story's task list has items unticked: the work stopped part way."""
     filled = [ln.text for ln in lines if ln.text.strip()]
+    if (story := _story_tasks_open(filled)) is not None:
+        return story
     items: list[str] = []
     for text in reversed(filled):
         m = _CHECK_ITEM.match(text)
@@ -475,12 +447,9 @@ def read_unmarked(lines: list[Line]) -> Reading:
     ):
         q = Question(last[0].text.strip().lstrip("> "), "decision", last[0].no)
         return _with(base, "needs_human", True, question=q, evidence=q.text)
-    menu = approval_menu(lines)
-    if menu is None and last and _SELECT_PROMPT.match(last[0].text):
-        menu = Question(last[0].text.strip(), "decision", last[0].no)
-    if menu is None and (choice := numbered_choice(lines)) is not None:
+    choice = approval_menu(lines) or select_prompt(lines) or numbered_choice(lines)
+    if choice is not None:
         menu = Question(choice[0], "decision", choice[1])
-    if menu is not None:
         return _with(base, "needs_human", True, question=menu, evidence=menu.text)
     banner = final_failure([ln.text for ln in lines], _RESULT_OK)
     if banner is not None and done < 4 and not decisions:
