@@ -41,6 +41,7 @@ CASES["styles5"] = load_cases(CORPUS.parent / "corpus_styles5")
 CASES["styles6"] = load_cases(CORPUS.parent / "corpus_styles6")
 CASES["styles7"] = load_cases(CORPUS.parent / "corpus_styles7")
 CASES["styles8"] = load_cases(CORPUS.parent / "corpus_styles8")
+CASES["styles9"] = load_cases(CORPUS.parent / "corpus_styles9")
 
 # (decision, category, escalations caught, false escalations on finished work), as measured.
 # Before any rule was written on it (rules of commit 78ee16c): tune 0.885, 0.836, 0.783, 0.050
@@ -120,6 +121,17 @@ MEASURED: dict[str, tuple[float, float, float, float]] = {
     # an escalation caught. Misses at the end: 6 failures read as finished, 4 escalations read
     # as finished and one as failed, 4 finished outputs escalated, one failure escalated.
     "styles8": (0.867, 0.883, 0.875, 0.100),
+    # Round 17 was then written on styles8 (spent): in-sample 0.933, 0.900, 0.950, 0.075.
+    # styles9 (tests/corpus_styles9/, 120 written blind by a ninth session while round 17 was
+    # written; 40 completed, 40 failed, 40 needs_human; 21 not in English), scored once at 16:28
+    # UTC: rules of the session's start (653042b) 0.775, 0.875, 0.850, 0.100; after round 17
+    # (13d4fa2) 0.842, 0.908, 0.900, 0.075, unsure 37.5% -> 35.0% — eight gained, none lost
+    # (four failures read as finished: a claim over a red run, BMAD's QA verdict, GSD's plan
+    # checker, a Taskmaster task marked done; two destructive commands a CLI held; an IAM
+    # permission; a fixture's quoted error). The writers of these sets share one brief, and
+    # some of their shapes recur from set to set (GSD's plan checker is in styles5, 7, 8 and
+    # 9): part of this carry-over is the writers', not the agents'.
+    "styles9": (0.842, 0.908, 0.900, 0.075),
 }
 FLOOR = 0.10
 
