@@ -33,6 +33,8 @@ def _exec_result(text: str) -> tuple[str, str | None] | None:
     """Codex's line for a command it ran (`bash -lc 'pytest -q' exited 1 in 2.1s:`,
     `apply_patch(…) exited 1 in 7ms:`): the command and its exit code (None: succeeded). The
     end is found first and the command read back from it, so a line is scanned once."""
+    if " in " not in text or ("succeeded" not in text and "exited" not in text):
+        return None  # most lines: no regex at all
     end = _EXEC_END.search(text)
     if end is None:
         return None
