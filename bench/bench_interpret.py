@@ -79,6 +79,9 @@ def cases() -> dict[str, str]:
         "Codex command records that never end": fill("bash -lc 'make test' exited 1 in \n"),
         "menu cursor lines `❯ 1. x`": fill(" ❯ 1. Type here\n"),
         "`- `x` → ` list items on one line": fill("- `x` → "),
+        "a line of spaces over a CLI's `Allow execution of` prompt": fill(
+            " ", tail="x │\n│ Allow execution of: 'rm'?\n"
+        ),
     }
 
 

@@ -413,3 +413,13 @@ def test_a_story_whose_task_list_has_open_items_is_not_done() -> None:
     assert decide(text)[0] == "retry"
     ticked = text.replace("- [ ]", "- [x]")
     assert decide(ticked)[0] == "complete"
+
+
+def test_a_command_that_only_names_a_build_folder_is_no_check() -> None:
+    text = (
+        "[2026-11-24T09:01:02] bash -lc 'pytest -q' exited 1 in 2.1s:\n1 failed, 9 passed\n\n"
+        "[2026-11-24T09:01:40] bash -lc 'cat build/report.txt' succeeded in 9ms:\nok\n\n"
+        "[2026-11-24T09:01:44] codex\nThe report is generated and the parser handles empty rows.\n"
+        "[2026-11-24T09:01:44] tokens used: 3,120\n"
+    )
+    assert decide(text)[0] == "retry"

@@ -187,7 +187,7 @@ _HOLDS_COMMAND = re.compile(
 )
 """A CLI holding a command for approval: Codex's `• Proposed Command`, Gemini CLI's `Allow
 execution of: 'kubectl'?`, Aider's `Run shell commands? (Y)es/(N)o`."""
-_CMD_LINE = re.compile(r"^[\s│|▌└⎿]*(?:\?\s+Shell\s+|\$\s+)?(.*?)[\s│|]*$")
+_CMD_PREFIX = re.compile(r"^(?:\?\s+Shell\s+|\$\s+)")
 
 
 def _awaiting_command(lines: list[Line]) -> str | None:
@@ -197,8 +197,7 @@ def _awaiting_command(lines: list[Line]) -> str | None:
     if not any(_HOLDS_COMMAND.match(text) for text in filled):
         return None
     for text in reversed(filled):
-        m = _CMD_LINE.match(text)
-        cmd = m.group(1) if m else text
+        cmd = _CMD_PREFIX.sub("", text.strip(" \t│|▌└⎿"))
         if hit := destructive_command(cmd) or destructive_sql(cmd):
             return hit
     return None

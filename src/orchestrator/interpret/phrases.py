@@ -363,12 +363,13 @@ FIX_CLAIMED = re.compile(
     r"\bfixed (?:the|that|this|these|those|it|them|both|all)\b[^.\n]{0,40}\b(?:fail\w*|errors?|tests?|lint\w*)\b",
     re.I | re.M,
 )
-"""The agent's last words say it fixed a failure and ran again: a red run printed before them is
-history it answered, not the verdict (what it says is checked by nothing but the gates)."""
+"""The agent's last words say it fixed a failure and ran again, or explain the failure as not this
+work's (pre-existing, unrelated): a red run printed before them is history it answered, not the
+verdict (what it says is checked by nothing but the gates)."""
 RESULT_LINE_OK = re.compile(
     r"^[\s│|⎿]*(?:test result: ok\.|ok\s+\S+\s+[\d.]+s\b|Tests:\s+\d+ passed, \d+ total\b|"
     r"=+ \d+ passed(?:, \d+ (?:skipped|warnings?|xfailed|deselected))* in [\d.]+s|"
-    r"\S*(?:bash|sh|zsh) -lc .* succeeded in [\d.]+m?s:?$|Finished `\w+` profile\b)",
+    r"Finished `\w+` profile\b)",
 )
 """A test or build runner's own success line, in whatever zone a log's layout put it: a line that
 only a tool prints, never a sentence of the agent's."""

@@ -44,12 +44,35 @@ def _exec_result(text: str) -> tuple[str, str | None] | None:
     return text[heads[-1].start() : end.start()], end.group(1)
 
 
-_CHECK_COMMAND = re.compile(
-    r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|ctest|tox|nox|build|compile|check|"
+_CHECK_WORD = re.compile(
+    r"(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|ctest|tox|nox|build|compile|check|"
     r"clippy|lint|eslint|ruff|flake8|pylint|mypy|pyright|tsc|typecheck|vet|golangci-lint|mvn|gradle|"
-    r"make|cargo|npm run|pnpm|yarn|dotnet|swift build|xcodebuild)\b"
+    r"make|cargo|npm|pnpm|yarn|dotnet|xcodebuild|swift|go|bun|deno|gotestsum|prettier|black|gofmt|"
+    r"rustfmt|stylelint|shellcheck|hadolint|markdownlint(?:-cli2)?|vale|biome)(?::\S*)?"
 )
-"""A command whose exit says whether the work holds: a test, build, lint or type check."""
+_SHELL_HEAD = re.compile(r"^\S*(?:bash|sh|zsh) -\w*c ['\"]")
+_WRAPPERS = frozenset(
+    ["python", "python3", "-m", "npx", "uv", "poetry", "pipenv", "bunx", "exec", "run", "env"]
+)
+_SEPARATORS = re.compile(r"&&|\|\||[;|]")
+
+
+def _is_check(cmd: str) -> bool:
+    """A command whose exit says whether the work holds: a test, build, lint or type check run
+    as the program or its subcommand (`pytest -q`, `npm run lint`, `cargo test`), not a word in
+    a path (`cat build/out.txt`)."""
+    for part in _SEPARATORS.split(_SHELL_HEAD.sub("", cmd)):
+        words = [w.strip("'\"") for w in part.split()[:6]]
+        while words[1:] and words[0] in _WRAPPERS:
+            words.pop(0)  # `python -m pytest`, `uv run mypy`, `npx tsc`
+        if any(_CHECK_WORD.fullmatch(w) for w in words[:1]) and (
+            words[0] not in ("npm", "pnpm", "yarn", "bun", "go", "swift", "deno", "cargo", "dotnet")
+            or any(_CHECK_WORD.fullmatch(w) or w == "run" for w in words[1:])
+        ):
+            return True
+    return False
+
+
 _APPLY_PATCH = re.compile(r"\bapply_patch\b")
 
 
@@ -64,7 +87,7 @@ def output_status(
             cmd, code = run
             if _APPLY_PATCH.search(cmd) and code and code != "0":
                 return "failure", ln.text.strip(), ln.no
-            if _CHECK_COMMAND.search(cmd):
+            if _is_check(cmd):
                 ok = code is None or code == "0"
                 return ("success" if ok else "failure"), ln.text.strip(), ln.no
             continue
