@@ -79,6 +79,8 @@ def cases() -> dict[str, str]:
         "Codex command records that never end": fill("bash -lc 'make test' exited 1 in \n"),
         "menu cursor lines `❯ 1. x`": fill(" ❯ 1. Type here\n"),
         "`- `x` → ` list items on one line": fill("- `x` → "),
+        "a command's output: one line of CJK runs with no full stop": "$ ls\n"
+        + fill("中文字符中文a"),
         "a line of spaces over a CLI's `Allow execution of` prompt": fill(
             " ", tail="x │\n│ Allow execution of: 'rm'?\n"
         ),

@@ -98,10 +98,16 @@ _ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception)(\s*\[[\w-]+\])?:\s")
 _ERRORISH = re.compile(
     r"^(?:[\w.]*(?:Error|Exception|Warning)\b|E\s{2,}|ERROR\b|FAILED\b|FAIL\b|\d+ (?:passed|failed|errors?)\b)"
 )
-_CJK_SENTENCE = re.compile(
-    r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{6}[^\n]*[。！？：]\s*$|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af，、]{12}"
-)
-"""A sentence in Japanese, Chinese or Korean: they put no spaces between words to count."""
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{6}")
+_CJK_CLAUSE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af，、]{12}")
+
+
+def _cjk_sentence(s: str) -> bool:
+    """A sentence in Japanese, Chinese or Korean, which put no spaces between words to count: a
+    run of their characters ending in their full stop, or a long clause (each check one pass)."""
+    return bool((s[-1:] in "。！？：" and _CJK_RUN.search(s)) or _CJK_CLAUSE.search(s))
+
+
 _PROSE_START = re.compile(r"^([A-Z\"'`*(\[]|[-*•] |\d+\. )")
 
 
@@ -116,7 +122,7 @@ def _looks_like_prose(raw: str) -> bool:
         return False
     s = raw.strip()
     words = s.split()
-    if _CJK_SENTENCE.search(s):
+    if _cjk_sentence(s):
         return True
     return (
         len(words) >= 6 and bool(_PROSE_START.match(s)) and (s[-1] in ".:?!)" or len(words) >= 12)
