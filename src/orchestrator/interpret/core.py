@@ -26,7 +26,7 @@ from orchestrator.interpret.heuristics import read_unmarked
 from orchestrator.interpret.llm_judge import ask_llm
 from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
-from orchestrator.interpret.phrases import FIX_CLAIMED, OFFERED_CHOICE, UNCERTAIN
+from orchestrator.interpret.phrases import FIX_CLAIMED, OFFERED_CHOICE, UNCERTAIN, WHICH_WORDS
 from orchestrator.interpret.results import output_status
 from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
 from orchestrator.interpret.text import tail_text as tail_prose
@@ -43,8 +43,7 @@ _CHOICE = re.compile(
     r"\b(?:which|what should|what do you want|what would you prefer|how should|how would you like|prefer|"
     r"choose|pick|clarify|whether|intended|correct|right one|should it be|welche[nrsm]?|wie möchtest|"
     r"wie soll|bevorzugst|entscheide\w*|Entscheidung|Select|decision|decide|choices|questions? (?:are |is )?blocking|"
-    r"(?:two|three|four|five|several|\d+) questions|cuál|qual|quale|quel(?:le)?s?|lequel|laquelle|"
-    r"welk(?:e)?|który|która|które)\b|"
+    r"(?:two|three|four|five|several|\d+) questions|" + WHICH_WORDS + r")\b|"
     r"\b(?:or|oder)\b[^?]*\?",
     re.I,
 )

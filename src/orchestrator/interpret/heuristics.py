@@ -40,6 +40,7 @@ from orchestrator.interpret.phrases import (
     NOT_FAILURE,
     OFFERED_CHOICE,
     UNCERTAIN,
+    WHICH_WORDS,
 )
 from orchestrator.interpret.results import output_status
 from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
@@ -105,7 +106,7 @@ def _sentence_of(text: str, needle: str | None) -> str | None:
 _CHOICE = re.compile(
     r"\b(?:which|prefer|choose|pick|whether|clarify|welche[nrsm]?|bevorzugst|entscheide)\b|\b(?:or|oder)\b[^?]*\?|"
     # "which one" in es/pt/fr/it/nl/pl, and "or" before the question mark
-    r"\b(?:cuál|qual|quale|quel(?:le)?s?|lequel|laquelle|welk(?:e)?|który|która|które)\b[^?\n]*\?|"
+    r"\b(?:" + WHICH_WORDS + r")\b[^?\n]*\?|"
     r"\b(?:o|ou|oppure|czy)\b[^?\n]{3,}\?",
     re.I,
 )

@@ -346,6 +346,8 @@ CAVEAT = re.compile(
 )
 """A caveat after finished work ("Note: I couldn't run the e2e suite here") is not the verdict."""
 
+WHICH_WORDS = r"cuál|qual|quale|quel(?:le)?s?|lequel|laquelle|welk(?:e)?|który|która|które"
+""""Which" in es/pt/fr/it/nl/pl: a question that names it asks to choose."""
 _RESULT_OK = re.compile(
     r"\b\d[\d,]*\s+(?:passed|passing)\b(?!.*\b[1-9]\d*\s+(?:failed|errors?|failing)\b)|\btest result: ok\b|"
     r"\b\d+ examples?, 0 failures\b|\bTests:\s+\d+ passed, \d+ total\b|\bsucceeded in\b|\bSuccessfully built\b|"

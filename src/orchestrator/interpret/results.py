@@ -31,7 +31,8 @@ _EXEC_HEAD = re.compile(r"\b(?:bash|sh|zsh) -\w*c ['\"]|\bapply_patch\b")
 
 def _exec_result(text: str) -> tuple[str, str | None] | None:
     """Codex's line for a command it ran (`bash -lc 'pytest -q' exited 1 in 2.1s:`,
-    `apply_patch(…) exited 1 in 7ms:`): the command and its exit code (None: succeeded). The
+    `apply_patch(…) exited 1 in 7ms:`): the command (without its shell) and its exit code (None:
+    succeeded). The
     end is found first and the command read back from it, so a line is scanned once."""
     if " in " not in text or ("succeeded" not in text and "exited" not in text):
         return None  # most lines: no regex at all
@@ -41,7 +42,9 @@ def _exec_result(text: str) -> tuple[str, str | None] | None:
     heads = list(_EXEC_HEAD.finditer(text, 0, end.start()))
     if not heads:
         return None
-    return text[heads[-1].start() : end.start()], end.group(1)
+    head = heads[-1]  # the command after `bash -lc '`; a patch record is its own command
+    start = head.start() if head.group(0) == "apply_patch" else head.end()
+    return text[start : end.start()], end.group(1)
 
 
 _CHECK_WORD = re.compile(
@@ -50,7 +53,6 @@ _CHECK_WORD = re.compile(
     r"make|cargo|npm|pnpm|yarn|dotnet|xcodebuild|swift|go|bun|deno|gotestsum|prettier|black|gofmt|"
     r"rustfmt|stylelint|shellcheck|hadolint|markdownlint(?:-cli2)?|vale|biome)(?::\S*)?"
 )
-_SHELL_HEAD = re.compile(r"^\S*(?:bash|sh|zsh) -\w*c ['\"]")
 _WRAPPERS = frozenset(
     ["python", "python3", "-m", "npx", "uv", "poetry", "pipenv", "bunx", "exec", "run", "env"]
 )
@@ -61,7 +63,7 @@ def _is_check(cmd: str) -> bool:
     """A command whose exit says whether the work holds: a test, build, lint or type check run
     as the program or its subcommand (`pytest -q`, `npm run lint`, `cargo test`), not a word in
     a path (`cat build/out.txt`)."""
-    for part in _SEPARATORS.split(_SHELL_HEAD.sub("", cmd)):
+    for part in _SEPARATORS.split(cmd):
         words = [w.strip("'\"") for w in part.split()[:6]]
         while words[1:] and words[0] in _WRAPPERS:
             words.pop(0)  # `python -m pytest`, `uv run mypy`, `npx tsc`

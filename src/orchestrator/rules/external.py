@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from orchestrator.rules.failure import QUOTED_MESSAGE_ITEM
+
 __all__ = [
     "ERROR_CODE_KINDS",
     "MESSAGE_KINDS",
@@ -101,7 +103,7 @@ _NOT_ERROR = re.compile(
     # a row of a markdown table: a catalogue of errors, not one that happened
     r"^\s*\|[^|\n]*\|[^|\n]*\||"
     # a list of quoted messages with their fixes: "- `FATAL: quota exceeded` → ask an admin"
-    r"(?:^|\s)[-*•]\s+`[^`\n]+`\s*(?:→|->|—|–)\s",
+    r"(?:^|\s)" + QUOTED_MESSAGE_ITEM,
     re.I,
 )
 

@@ -263,6 +263,9 @@ def failing_names(normalised: str) -> frozenset[str]:
     )
 
 
+QUOTED_MESSAGE_ITEM = r"[-*•]\s+`[^`\n]+`\s*(?:→|->|—|–)\s"
+"""An entry of a list of quoted messages with their fixes ("- `FATAL: quota exceeded` → ask an
+admin"): documentation of errors, not one that happened."""
 FINAL_FAILURE = re.compile(
     r"\b(?:encountered an? (?:error|issue|problem)|something went wrong|"
     r"(?:request|execution|task|workflow|run|action|conversation|session|process) (?:has been |was )?"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from orchestrator.models import Category
-from orchestrator.rules.failure import last_match
+from orchestrator.rules.failure import QUOTED_MESSAGE_ITEM, last_match
 from orchestrator.rules.reset_time import reset_time
 
 __all__ = [
@@ -217,6 +217,11 @@ _CONTEXT_LIMIT = (
 """The model's context or output tokens ran out: the request itself was too big (no person is
 needed, and backing off does not help): an ordinary failed attempt, retried with less."""
 
+_MUST_SET_KEY = (
+    r"\byou must (?:specify|set|provide) (?:the |an? |your )?[\w-]*(?:API[_ ]KEY|api key)\b"
+)
+"""No key to authenticate with: "you must specify the GEMINI_API_KEY environment variable"."""
+
 _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # first: the platform wraps it in any error class (`BadRequestError`, `APIConnectionError`)
     ("context_limit", re.compile(_CONTEXT_LIMIT, re.I)),
@@ -256,8 +261,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\bfailed to sign ?in\b|\btoken could not be refreshed\b|\bset an auth method\b|"
             # no key or method to authenticate with at all
             r"\bcould not resolve authentication method\b|\bno api key available\b|"
-            r"\benvironment variables? before running\b|"
-            r"\byou must (?:specify|set|provide) (?:the |an? |your )?[\w-]*(?:API[_ ]KEY|api key)\b",
+            r"\benvironment variables? before running\b|" + _MUST_SET_KEY,
             re.I,
         ),
     ),
@@ -409,7 +413,8 @@ _SELF_EVIDENT = re.compile(
     r"did not provide any assistant messages|\blast status: \d{3}\b|"
     # the account must change before the model answers at all
     r"\bmodel is not supported when using\b|\borganization must be verified\b|"
-    r"\byou must (?:specify|set|provide) (?:the |an? |your )?[\w-]*(?:API[_ ]KEY|api key)\b|"
+    + _MUST_SET_KEY
+    + r"|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
@@ -447,7 +452,7 @@ _NOT_OURS = re.compile(
     r"(?<!\.)example|e\.g\.|such as|documented|docs?\b|README|when (?:the|an?) (?:API|server)|if (?:the|an?) "
     r"(?:API|server|request))\b|"
     # an entry of a list of quoted messages with their fixes: "- `FATAL: quota exceeded` → ask …"
-    r"^\s*[-*•]\s+`[^`\n]+`\s*(?:→|->|—|–)\s",
+    r"^\s*" + QUOTED_MESSAGE_ITEM,
     re.I,
 )
 """A line *about* such errors (code that handles 429s, docs, tests), not one reporting one."""
