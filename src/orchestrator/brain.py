@@ -18,10 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from orchestrator.interpret.core import interpret_rules
 from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
 from orchestrator.rules.external import external_line
+from orchestrator.rules.failure import ANSI
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
 from orchestrator.rules.signals import ESCALATIONS
@@ -106,7 +108,8 @@ def _rules(
     """The rules' decision, and whether a guardrail (loop, external service) forced it.
 
     `loops_checked`: the caller (the judge) already ran the loop detector on this history and
-    found no loop, so it is not run again; the last two errors are still compared, to tell the
+    found no loop, and read the latest output with the interpreter and found no question for
+    the person, so neither is done again; the last two errors are still compared, to tell the
     agent when it repeated itself."""
     if not attempt_history:
         return (
@@ -131,6 +134,10 @@ def _rules(
         return stuck, True
     if platform is not None:
         return platform, False
+
+    asked = None if loops_checked else _asks_the_person(attempt_history[-1])
+    if asked is not None:
+        return asked, True
 
     external = external_line(latest) or _later_trouble(attempt_history)
     if external is not None:
@@ -232,6 +239,22 @@ def _credential_fault(text: str) -> str | None:
         ):
             return line.strip()[:300]
     return None
+
+
+def _asks_the_person(latest: str) -> RetryDecision | None:
+    """The latest attempt ended on the agent asking the person: a question addressed to them,
+    a choice between approaches, a step that would destroy data held back for approval (the
+    interpreter's reading of its output). Another attempt would only ask again."""
+    reading = interpret_rules(ANSI.sub("", latest[-SCAN_CHARS:]))
+    if reading.verdict != "needs_human" or reading.category == "external_service":
+        return None
+    said = quote(reading.question or reading.evidence or "", 160)
+    return RetryDecision(
+        "escalate",
+        f"The agent asked for a decision only a person can make (`{said}`)",
+        None,
+        category=reading.category,
+    )
 
 
 def _stuck_on_the_platform(before: str | None, latest: str) -> RetryDecision | None:

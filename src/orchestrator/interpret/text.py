@@ -76,7 +76,9 @@ _LOG_LINE = re.compile(
     r"(?:Tests|Test Suites|Test Files|Snapshots):\s+\d+ |✖ \d+ problems? \(|"
     r"\d+ errors?, \d+ warnings?\b|[\w./\\-]+\.\w+[:(]\d+[:,]\d+\)?:? -? ?(?:error|warning)\b|"
     # pytest's short summary and final count, printed without a fence
-    r"(?:FAILED|ERROR) [\w/.-]+\.\w+::\S|\d+ (?:failed|passed|errors?)(?:, \d+ \w+)* in [\d.]+s\b)"
+    r"(?:FAILED|ERROR) [\w/.-]+\.\w+::\S|\d+ (?:failed|passed|errors?)(?:, \d+ \w+)* in [\d.]+s\b|"
+    # a program's log line: a level or a source tag before the message (`BROWSER LOG: …`)
+    r"(?:[A-Z]+ )?LOG: |\[?(?:INFO|DEBUG|TRACE|WARN|WARNING)\]?:? )"
 )
 _AIDER_STATUS = re.compile(
     r"^(Tokens: [\d.]+k? sent|Applied edit to |Commit [0-9a-f]{7} |Added .* to the chat|"

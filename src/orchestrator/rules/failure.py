@@ -181,7 +181,7 @@ _ERROR_WORD = re.compile(
     r"^\s*(?:error(?:\[\w+\])?|fatal|panic|FAIL)\b[:\s]|\b(?:TS\d{4}|E\d{3,4})\b|\berror:",
     re.IGNORECASE,
 )
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _SCAN_CHARS = 65_536
 _TAIL_LINES = 400
 
@@ -199,7 +199,7 @@ def key_error_line(text: str, limit: int = 200) -> str | None:
     >>> key_error_line("tests/test_a.py:3: in test_x\\nE       assert 1 == 2\\nFAILED t.py::x")
     'assert 1 == 2'
     """
-    tail = _ANSI.sub("", text[-_SCAN_CHARS:])
+    tail = ANSI.sub("", text[-_SCAN_CHARS:])
     lines = [ln for ln in tail.splitlines()[-_TAIL_LINES:] if ln.strip()]
     if not lines:
         return None

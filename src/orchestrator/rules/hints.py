@@ -13,19 +13,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from orchestrator.rules.failure import failing_test_ids, key_error_line
+from orchestrator.rules.failure import ANSI, failing_test_ids, key_error_line
 
 __all__ = ["HINTS", "SCAN_CHARS", "Hint", "consultant_hint", "guidance_for", "quote", "tail"]
 
 SCAN_CHARS = 16_384
 """Only the tail of an attempt's failure text is scanned: that is where errors end up."""
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-
 
 def tail(text: str, limit: int) -> str:
     """The last `limit` characters of `text` without colour codes (`…` marks a cut)."""
-    text = _ANSI.sub("", text[-2 * limit :])
+    text = ANSI.sub("", text[-2 * limit :])
     return text if len(text) <= limit else "…" + text[-limit:]
 
 

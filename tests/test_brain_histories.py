@@ -1,0 +1,75 @@
+"""The brain on attempt histories handed to it directly (issue 11, the brain's round on realistic
+histories): what the latest attempt's agent said counts, not only the errors around it. Texts
+here are invented; each test failed on the brain before the mechanism it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.brain import Brain, RetryDecision
+
+
+def decide(history: list[str]) -> RetryDecision:
+    return Brain(backend="rules").should_retry_or_escalate(
+        task_id="4.2",
+        task_title="Ship the export",
+        attempt_history=history,
+        attempt_count=len(history),
+    )
+
+
+SPEC_FAILS = """$ bundle exec rspec spec/models/invoice_spec.rb
+  1) Invoice#due_on uses the customer's terms
+     Failure/Error: expect(invoice.due_on).to eq(Date.new(2025, 4, 30))
+       expected: 2025-04-30
+            got: 2025-05-01
+12 examples, 1 failure
+"""
+
+ASKS = (
+    SPEC_FAILS
+    + """
+The spec counts net-30 from the invoice date, the task text counts it from delivery. Both are
+plausible and they give different due dates. Which one does accounting use? I left the code
+counting from delivery until you say.
+"""
+)
+
+HOLDS_A_DROP = (
+    SPEC_FAILS
+    + """
+The only way to make the old rows fit the new NOT NULL column is `DROP TABLE invoice_lines;`
+and a rebuild from the import, which permanently deletes every line entered by hand since March.
+I have not run it. Please confirm before I do.
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("latest", "category"),
+    [(ASKS, "ambiguous_requirements"), (HOLDS_A_DROP, "extreme_destructive")],
+    ids=["asks-which-rule", "holds-a-drop-for-approval"],
+)
+def test_an_agent_asking_the_person_escalates_with_its_category(latest: str, category: str) -> None:
+    d = decide([SPEC_FAILS, latest])
+    assert (d.decision, d.category) == ("escalate", category)
+    assert d.reason.startswith("The agent asked for a decision only a person can make")
+
+
+def test_a_question_in_a_programs_log_is_not_the_agent_asking() -> None:
+    log = (
+        "\x1b[1A\x1b[2K  1 failed\n"
+        "    [chromium] › tests/e2e/chat.spec.ts:50:7 › Chat › sends a message\n"
+        "\x1b[1A\x1b[2KBROWSER LOG: Sending message: What should I cook tonight?\n"
+    )
+    assert decide([SPEC_FAILS, log]).decision == "retry"
+
+
+def test_the_judge_does_not_have_the_agents_words_read_twice() -> None:
+    """In a run the interpreter has already read the output and found no question
+    (`loops_checked=True`): the brain does not re-read the judge's shortened failure text, where
+    a tool's hint ("Did you mean to match …?") loses the context that made it the tool's."""
+    d = Brain(backend="rules").should_retry_or_escalate(
+        "4.2", "Ship the export", [SPEC_FAILS, ASKS], 2, loops_checked=True
+    )
+    assert d.decision == "retry"
