@@ -73,3 +73,66 @@ def test_the_judge_does_not_have_the_agents_words_read_twice() -> None:
         "4.2", "Ship the export", [SPEC_FAILS, ASKS], 2, loops_checked=True
     )
     assert d.decision == "retry"
+
+
+FIRST = "error TS2339: Property 'role' does not exist on type 'Session'.\nFound 1 error."
+
+EXPECTED_401 = """$ npx jest src/billing/provider.spec.ts
+ FAIL  src/billing/provider.spec.ts
+  ● ProviderClient › explains a revoked key
+
+    expect(received).toEqual(expected)
+
+    - Expected  - 1
+    + Received  + 1
+
+    - "Payment provider rejected the API key: 401 Unauthorized"
+    + "Provider rejected API key"
+
+Tests:       1 failed, 11 passed, 12 total
+"""
+
+EXPECTED_FORBIDDEN = """  Failed Ledger.Tests.AuthTests.Auditor_cannot_close [88 ms]
+  Error Message:
+   Assert.Equal() Failure: Values differ
+Expected: Forbidden
+Actual:   Unauthorized
+Failed!  - Failed:     1, Passed:    23, Skipped:     0, Total:    24
+"""
+
+PYTEST_SHOWS = """tests/api/test_auth.py:36: in test_problem_json
+    assert body["title"] == "Unauthorized"
+E   KeyError: 'title'
+E   body = {'detail': 'invalid bearer token', 'status': 401, 'error': 'Unauthorized'}
+FAILED tests/api/test_auth.py::test_problem_json - KeyError: 'title'
+1 failed, 5 passed in 0.88s
+"""
+
+PERMISSION_UNDER_TEST = """  Documents RBAC
+    ✓ viewer gets 403 "permission denied" on delete (33 ms)
+    ✕ viewer can download but not share (35 ms)
+  ● Documents RBAC › viewer can download but not share
+    expect(received).toEqual(expected)
+Tests:       1 failed, 3 passed, 4 total
+"""
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [EXPECTED_401, EXPECTED_FORBIDDEN, PYTEST_SHOWS, PERMISSION_UNDER_TEST],
+    ids=["jest-diff", "xunit-expected-actual", "pytest-variable", "passing-test-title"],
+)
+def test_an_auth_error_a_test_expects_is_the_code_under_test(latest: str) -> None:
+    d = decide([FIRST, latest])
+    assert d.decision == "retry", d.reason
+
+
+def test_an_auth_error_the_test_run_hit_still_escalates() -> None:
+    hit = (
+        "tests/test_sync.py F\n"
+        "E   requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: "
+        "https://api.github.com/repos/acme/sync/issues\n"
+        "FAILED tests/test_sync.py::test_live_sync - requests.exceptions.HTTPError: 401\n"
+    )
+    d = decide([FIRST, hit])
+    assert (d.decision, d.category) == ("escalate", "external_service")

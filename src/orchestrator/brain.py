@@ -23,7 +23,7 @@ from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
 from orchestrator.rules.external import external_line
-from orchestrator.rules.failure import ANSI
+from orchestrator.rules.failure import ANSI, without_expectations
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
 from orchestrator.rules.signals import ESCALATIONS
@@ -139,7 +139,8 @@ def _rules(
     if asked is not None:
         return asked, True
 
-    external = external_line(latest) or _later_trouble(attempt_history)
+    observed = without_expectations(latest)  # what a test expected is not what happened
+    external = external_line(observed) or _later_trouble(attempt_history)
     if external is not None:
         reason = (
             f"An external service is failing (`{quote(external, 160)}`): a retry cannot fix "
@@ -148,7 +149,7 @@ def _rules(
         return RetryDecision("escalate", reason, None, category="external_service"), True
 
     for pattern, why, category in ESCALATIONS:
-        match = pattern.search(latest)
+        match = pattern.search(observed)
         if match:
             reason = f"{why} (`{quote(match.group(0), 120)}`)"
             return RetryDecision("escalate", reason, None, category=category), loop is not None
@@ -203,7 +204,7 @@ def _later_trouble(attempt_history: Sequence[str]) -> str | None:
     """External-service or credential trouble in a later attempt that is not at the tail of its
     failure text: anywhere in its last 20 000 characters (a bad key or an exhausted quota above
     a long test log, which the tail scan misses)."""
-    latest = attempt_history[-1][-20000:]
+    latest = without_expectations(attempt_history[-1][-20000:])
     err = find_platform_error(latest, tail=None)
     if err is not None and not err.spec.transient:
         return err.message

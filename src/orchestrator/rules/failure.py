@@ -221,6 +221,37 @@ def key_error_line(text: str, limit: int = 200) -> str | None:
     return None if last.startswith("Gate `") else _clean(last, limit)
 
 
+# -- what a test expected ---------------------------------------------------------------------
+# A line of a test's expectation: the assertion, what was expected and what came instead (a
+# diff of the two), pytest's display of a variable, a test's title. A 401 or "permission
+# denied" there is the behaviour under test, not trouble of the environment the run is in.
+_EXPECTATION = re.compile(
+    r"\bexpect\(|\bexpected\s*[:=<(]|^\s*(?:Expected|Actual|Received)\b|\bexpected\s+['\"\d<\[{]|"
+    r"\bassert\w*\b|\bto(?:Equal|Be|Match|Have|Contain|Throw)\w*\b|"
+    r"^E\s+(?:[\w.\[\]'\"]+ = |where |\+ |- )|^\s*(?:✓|✔|√)\s",
+    re.I | re.M,
+)
+_DIFF_ROW = re.compile(r"^\s*[-+]")
+
+
+def without_expectations(text: str) -> str:
+    """TEXT with the lines of tests' expectations blanked (kept as empty lines, so line
+    neighbourhoods stay as they were): an expectation line, and the `-`/`+` rows of the diff of
+    expected and received right below it."""
+    kept: list[str] = []
+    in_diff = False
+    for line in text.split("\n"):
+        if _EXPECTATION.search(line):
+            kept.append("")
+            in_diff = True
+        elif in_diff and (_DIFF_ROW.match(line) or not line.strip() or line.startswith("    ")):
+            kept.append("")
+        else:
+            kept.append(line)
+            in_diff = False
+    return "\n".join(kept)
+
+
 # -- failing tests and gates ----------------------------------------------------------------------
 _GATE = re.compile(r"^Gate `(.+?)` failed \((.+?)\)", re.MULTILINE)
 _FAILED_NODE = re.compile(r"^(?:FAILED|ERROR)\s+(\S+?\.py)::(\S+)", re.MULTILINE)
