@@ -136,3 +136,73 @@ def test_an_auth_error_the_test_run_hit_still_escalates() -> None:
     )
     d = decide([FIRST, hit])
     assert (d.decision, d.category) == ("escalate", "external_service")
+
+
+def go_race(address: str, frames: tuple[str, str], line: int, goroutine: int) -> str:
+    write, read = frames
+    return (
+        "$ go test -race ./internal/cache/...\n==================\nWARNING: DATA RACE\n"
+        f"Write at 0x00c000{address} by goroutine {goroutine}:\n"
+        f"  runtime.{write}()\n      /usr/local/go/src/runtime/map_faststr.go:{line * 3} +0x0\n"
+        f"  example.com/app/internal/cache.(*TTLCache).sweep()\n      /src/cache/ttl.go:{line} +0x1c4\n"
+        f"Previous read at 0x00c000{address} by goroutine {goroutine + 1}:\n"
+        f"  runtime.{read}()\n"
+        "  example.com/app/internal/cache.(*TTLCache).Get()\n==================\n"
+        "--- FAIL: TestTTLCacheConcurrentSweep (0.04s)\n"
+        "    testing.go:1398: race detected during execution of test\nFAIL\n"
+    )
+
+
+def test_the_same_go_test_racing_in_changing_frames_is_a_loop() -> None:
+    history = [
+        go_race("1a4330", ("mapassign_faststr", "mapaccess2_faststr"), 61, 23),
+        "Added a sync.Mutex around Set and Get.\n"
+        + go_race("11e1b0", ("mapiterinit", "mapassign_faststr"), 93, 9),
+        "I refactored sweep() to copy the keys under the read lock and delete them afterwards, "
+        "which should eliminate the race. The expiry heap now lives in its own struct with a "
+        "separate lock, and Get no longer touches the heap at all. Ran it once more:\n"
+        + go_race("210060", ("mapdelete_faststr", "mapaccess1_fast64"), 104, 31)
+        + "    cache_test.go:88: 4096 goroutines, 2 sweepers, ttl=5ms\n"
+        "    cache_test.go:97: evicted 311 of 4096 keys before the deadline\n"
+        "FAIL\tgitlab.local/app/internal/cache\t0.342s\n",
+    ]
+    d = decide(history)
+    assert (d.decision, d.category) == ("escalate", None)
+    assert "the same tests the same way 3 times" in d.reason
+
+
+def jest(test: str, expected: str, received: str) -> str:
+    return (
+        " FAIL  src/pricing/__tests__/quote.test.ts\n"
+        f"  ● quote › {test}\n\n    expect(received).toBe(expected)\n\n"
+        f"    Expected: {expected}\n    Received: {received}\n\n"
+        "Tests:       1 failed, 33 passed, 34 total\n"
+    )
+
+
+def test_other_tests_of_the_same_file_failing_in_turn_is_progress() -> None:
+    history = [
+        jest("applies regional VAT before discount", "108.9", "110"),
+        jest("rounds each line before summing", "30.03", "30.029999999999998"),
+        jest("formats total with currency symbol", '"€ 30,03"', '"€30.03"'),
+    ]
+    assert decide(history).decision == "retry"
+
+
+def mypy(adapter: str) -> str:
+    return (
+        f'src/rates/carriers/{adapter.lower()}.py:12: error: Argument 1 to "register" has '
+        f'incompatible type "{adapter}Adapter"; expected "RateProvider"  [arg-type]\n'
+        "Found 1 error in 1 file (checked 31 source files)\n"
+    )
+
+
+def test_the_same_failure_a_third_time_with_others_between_is_a_loop() -> None:
+    other = (
+        'src/rates/protocols.py:40: error: Return type "Sequence[Rate]" of "quote" incompatible '
+        'with return type "list[Rate]" in supertype "BaseProvider"  [override]\n'
+        "Found 1 error in 1 file (checked 31 source files)\n"
+    )
+    d = decide([mypy("Dhl"), other, mypy("Dhl"), other.replace("40", "44"), mypy("Fedex")])
+    assert d.decision == "escalate"
+    assert "with other failures in between" in d.reason

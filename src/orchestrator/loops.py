@@ -203,6 +203,22 @@ class LoopDetector:
                 "repeated", mean, f"{subject} failed {repeat} times with similar errors"
             )
 
+        same_tests = _same_tests(window[-repeat:], sims[len(sims) - (repeat - 1) :], threshold)
+        if repeat >= 3 and len(window) >= repeat and same_tests is not None:
+            return LoopVerdict(
+                "repeated",
+                same_tests,
+                f"{subject} failed the same tests the same way {repeat} times in a row",
+            )
+        window_back = max(repeat * 2, _RECURRENCE_WINDOW)
+        came_back = _came_back(self._prepare_all(errors[-window_back:]), threshold, repeat)
+        if repeat >= 3 and came_back is not None:
+            return LoopVerdict(
+                "repeated",
+                came_back,
+                f"{subject} failed the same way {repeat} times, with other failures in between",
+            )
+
         # an A that only counts failures cannot say the same failure came back
         if (
             len(window) >= 3
@@ -219,6 +235,35 @@ class LoopDetector:
                     "attempts): fixing one brings the other back",
                 )
         return None
+
+
+_RECURRENCE_WINDOW = 6
+_REWORDED = 0.2
+"""How much less alike than the threshold two failures of the same tests may be: a race report's
+addresses and goroutines, a compiler's other line, a value that moved."""
+
+
+def _same_tests(
+    window: Sequence[_Prepared], sims: Sequence[float], threshold: float
+) -> float | None:
+    """The lowest likeness of the failures in WINDOW when each names the same failing tests (one
+    by one, not only their file) with the same final error class, and each is at least nearly
+    alike the one before: the same tests failing the same way in changing words. Else None."""
+    if len(window) < 2 or not window[0].tests:
+        return None
+    if any(p.tests != window[0].tests or p.signature != window[0].signature for p in window):
+        return None
+    lowest = min(sims) if sims else 1.0
+    return lowest if lowest >= threshold - _REWORDED else None
+
+
+def _came_back(window: Sequence[_Prepared], threshold: float, repeat: int) -> float | None:
+    """The mean likeness when the newest failure of WINDOW is alike `repeat - 1` or more earlier
+    ones (the same failure `repeat` times, with other failures in between), else None."""
+    if len(window) < repeat or not _has_detail(window[-1]):
+        return None
+    alike = [s for s in (_score(p, window[-1]) for p in window[:-1]) if s >= threshold]
+    return sum(alike) / len(alike) if len(alike) >= repeat - 1 else None
 
 
 # -- what an attempt's text says beyond its similarity -------------------------------------------

@@ -278,20 +278,25 @@ def failing_test_ids(text: str) -> list[str]:
 
 # The test a runner names as failing in normalised text (`<dur>` for a duration): pytest
 # `FAILED file::test - msg`, jest / vitest `FAIL file` and `● suite › test`, playwright
-# `1) [chromium] › file:<n> › test`, `✕ test`.
+# `1) [chromium] › file:<n> › test`, `✕ test`, Go `--- FAIL: TestX`, .NET `Failed Ns.Class.Test
+# [<dur>]`, Rust `test mod::test ... FAILED`, RSpec `rspec ./spec/x_spec.rb:<n>`.
 _FAILING_NAME = re.compile(
-    r"^(?:FAILED (\S+::\S+)(?: - .*)?|FAIL (\S.*)|\d+\) \[[\w ]+\] › (.+?)|● (.+?)|(?:✕|×) (.+?))"
+    r"^\s*(?:FAILED (\S+::\S+)(?: - .*)?|FAIL (\S.*)|\d+\) \[[\w ]+\] › (.+?)|● (.+?)|(?:✕|×) (.+?)|"
+    r"--- FAIL: (\S+)|Failed (\S+) \[.*|test (\S+) \.\.\. FAILED|rspec (\./\S+?)(?: #.*)?)"
     r"(?: \(<dur>\))?\s*$",
     re.M,
 )
+_TEST_FILE = re.compile(r"^\S+\.\w{1,4}(?: <dur>)?$|^\S+/\S+ <dur>$")
 
 
 def failing_names(normalised: str) -> frozenset[str]:
-    """Every test the runner names as failing, in any of the formats above: which tests fail,
-    for telling one failure from another (loop detection)."""
-    return frozenset(
-        next(g for g in m.groups() if g).strip() for m in _FAILING_NAME.finditer(normalised)
-    )
+    """The tests the runner names as failing, in any of the formats above: which tests fail, for
+    telling one failure from another (loop detection). Where tests are named one by one, those
+    names; the files or packages they are in only when nothing finer is named (two runs failing
+    other tests in the same file are other failures)."""
+    names = {next(g for g in m.groups() if g).strip() for m in _FAILING_NAME.finditer(normalised)}
+    finer = {n for n in names if not _TEST_FILE.match(n)}
+    return frozenset(finer or names)
 
 
 DOC_ENTRY = r"^\W{0,3}#{1,6}\s|\b(?:Symptom|Action)s?:"
