@@ -206,3 +206,104 @@ def test_the_same_failure_a_third_time_with_others_between_is_a_loop() -> None:
     d = decide([mypy("Dhl"), other, mypy("Dhl"), other.replace("40", "44"), mypy("Fedex")])
     assert d.decision == "escalate"
     assert "with other failures in between" in d.reason
+
+
+# -- short summaries (seed 001's `Failed: <error>` history) --------------------------------------
+
+
+def test_the_same_failure_summarised_in_other_words_three_times_is_a_loop() -> None:
+    history = [
+        "Failed: cargo test — parser::tests::parses_nested_arrays panicked at src/parser.rs:318:9: "
+        "assertion `left == right` failed  left: 3  right: 2",
+        "Failed: 1 test failed: parser::tests::parses_nested_arrays (left: 3, right: 2)",
+        "Failed: test result: FAILED. 57 passed; 1 failed — parses_nested_arrays still wrong",
+    ]
+    d = decide(history)
+    assert (d.decision, d.category) == ("escalate", None)
+    assert "the same failure in other words" in d.reason
+
+
+def test_summaries_that_say_the_failure_came_back_are_a_loop() -> None:
+    history = [
+        "Failed: xcodebuild test — ReceiptViewTests.testRenderReceipt(): Snapshot does not match "
+        "reference. 2.31% of pixels differ",
+        "Failed: snapshot mismatch again (2.29% different); padding tweaked",
+        "Failed: ReceiptViewTests: 1 failure — snapshot still differs by 2.35%",
+    ]
+    assert decide(history).decision == "escalate"
+
+
+def test_summaries_that_move_on_are_progress() -> None:
+    history = [
+        "Failed: phpunit — Error: Call to undefined method App\\Cart::applyCoupon() in "
+        "tests/Unit/CartTest.php:41",
+        "Failed: CartTest::testCouponTakesTenPercent — Failed asserting that 90.0 is identical to 90.",
+        "Failed: CartTest green now; CartTest::testCouponStacks — Failed asserting that 80.0 is "
+        "identical to 81.",
+    ]
+    assert decide(history).decision == "retry"
+
+
+def test_two_summaries_flipping_between_two_tests_are_an_oscillation() -> None:
+    """What a clause says passes is not part of what fails."""
+    history = [
+        "Failed: ./gradlew test — ReportControllerTest > exportsIsoDates() FAILED: expected "
+        '"2024-03-01" but was "01/03/2024"',
+        "Failed: 1 test failing: DateFormatterTest > formatsForLocaleUk() — expected: <01/03/2024> "
+        "but was: <2024-03-01>",
+        "Failed: ReportControllerTest.exportsIsoDates fails again (got 01/03/2024); "
+        "DateFormatterTest green now",
+        "Failed: gradle test: DateFormatterTest > formatsForLocaleUk() FAILED (ReportControllerTest "
+        "passes; the shared formatter was switched back to ISO)",
+    ]
+    d = decide(history)
+    assert d.decision == "escalate"
+    assert "oscillating" in d.reason
+
+
+def test_a_summary_quoting_the_agents_question_asks_the_person() -> None:
+    history = [
+        "Failed: phpunit — Tests\\Unit\\PriceTest::testRoundsHalfToEven: Failed asserting that 3.0 "
+        "is identical to 2.0.",
+        "Failed: Cursor stopped: \"PriceTest requires banker's rounding and CheckoutTest requires "
+        'half-up from the same Money::round() call. Which rounding mode is intended for prices?"',
+    ]
+    d = decide(history)
+    assert (d.decision, d.category) == ("escalate", "ambiguous_requirements")
+
+
+def test_a_ruby_predicate_method_is_not_a_question() -> None:
+    history = [
+        "Failed: litellm.APIConnectionError: Connection error.",
+        "Failed: bundle exec rspec — 1 failure: Invoice#overdue? returns true after due date "
+        "(expected true, got false)",
+    ]
+    assert decide(history).decision == "retry"
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [
+        "Failed: daily request quota still exhausted for gemini-2.5-pro; CLI stopped",
+        "Failed: 0 tests ran. OperationalError on DB connect (password authentication failed for "
+        'user "ci_app" at db.staging.internal:5432)',
+    ],
+    ids=["quota-still-exhausted", "database-login-refused"],
+)
+def test_trouble_only_a_person_can_fix_in_a_summary(latest: str) -> None:
+    d = decide(["Failed: TypeError: cannot read properties of undefined (reading 'id')", latest])
+    assert (d.decision, d.category) == ("escalate", "external_service")
+
+
+RATE_LIMITED = (
+    'Failed: API Request Failed: 429 {"type":"error","error":{"type":"rate_limit_error",'
+    '"message":"This request would exceed your organization\'s rate limit of 80,000 output '
+    'tokens per minute."}}'
+)
+
+
+def test_a_rate_limit_hit_once_is_retried_and_twice_in_a_row_escalates() -> None:
+    first = decide(["Failed: 2 tests failing in tests/test_cart.py", RATE_LIMITED])
+    assert first.decision == "retry"
+    again = decide(["Failed: 2 tests failing in tests/test_cart.py", RATE_LIMITED, RATE_LIMITED])
+    assert (again.decision, again.category) == ("escalate", "external_service")

@@ -27,6 +27,7 @@ from orchestrator.rules.failure import ANSI, without_expectations
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
 from orchestrator.rules.signals import ESCALATIONS
+from orchestrator.rules.summaries import is_summary
 
 __all__ = [
     "BRAIN_BACKENDS",
@@ -125,10 +126,10 @@ def _rules(
     latest = tail(attempt_history[-1], SCAN_CHARS)
     loop = None if loops_checked else LoopDetector(config).check(attempt_history, task_id=task_id)
 
-    platform = _platform(latest)
+    before = tail(attempt_history[-2], SCAN_CHARS) if len(attempt_history) > 1 else None
+    platform = _platform(latest, before)
     if platform is not None and platform.decision == "escalate":
         return platform, True  # a key, credit or quota: the table's own why and category
-    before = tail(attempt_history[-2], SCAN_CHARS) if len(attempt_history) > 1 else None
     stuck = _stuck_on_the_platform(before, latest)
     if stuck is not None:
         return stuck, True
@@ -246,7 +247,10 @@ def _asks_the_person(latest: str) -> RetryDecision | None:
     """The latest attempt ended on the agent asking the person: a question addressed to them,
     a choice between approaches, a step that would destroy data held back for approval (the
     interpreter's reading of its output). Another attempt would only ask again."""
-    reading = interpret_rules(ANSI.sub("", latest[-SCAN_CHARS:]))
+    text = ANSI.sub("", latest[-SCAN_CHARS:])
+    if is_summary(text):  # a summary quotes the agent's last words: `Agent stopped: "Which …?"`
+        text = re.sub(r"[\"“”]", "", text)
+    reading = interpret_rules(text)
     if reading.verdict != "needs_human" or reading.category == "external_service":
         return None
     said = quote(reading.question or reading.evidence or "", 160)
@@ -286,7 +290,7 @@ def _stuck_on_the_platform(before: str | None, latest: str) -> RetryDecision | N
     return None
 
 
-def _platform(latest: str) -> RetryDecision | None:
+def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
     """The agent platform's own error (`rules.platform`, the table the judge and the adapters
     use): a key, credit, a quota, a rate or usage limit (the judge waits or backs off before the
     brain is asked) → escalate with the table's why; a transient one (overloaded, a dropped
@@ -299,11 +303,15 @@ def _platform(latest: str) -> RetryDecision | None:
     if err is None:
         return None
     spec, said = err.spec, quote(err.message, 160)
-    if err.kind == "rate_limit" and err.retry_at is not None and err.retry_at - time.time() <= 600:
-        # the API named a short wait ("Please try again in 40s"): it clears by itself
+    soon = err.retry_at is not None and err.retry_at - time.time() <= 600
+    first = before is None or _platform_kind(before) != "rate_limit"
+    if err.kind == "rate_limit" and (soon or first):
+        # the API named a short wait ("Please try again in 40s"), or the limit was hit for the
+        # first time: a rate limit clears by itself; the same limit twice in a row does not
+        when = "that resets within minutes" if soon else "hit for the first time in a row"
         return RetryDecision(
             "retry",
-            f"A rate limit of the agent's model API that resets within minutes (`{said}`)",
+            f"A rate limit of the agent's model API {when} (`{said}`)",
             "The previous attempt was stopped by the model API's rate limit, not by the code: "
             "continue the task from where it stopped (its changes are still there).",
         )
@@ -317,6 +325,11 @@ def _platform(latest: str) -> RetryDecision | None:
         "The previous attempt was cut off by a temporary error of the model API, not by the "
         "code: continue the task from where it stopped (its changes are still there).",
     )
+
+
+def _platform_kind(text: str) -> str | None:
+    err = find_platform_error(text)
+    return err.kind if err is not None else None
 
 
 def rules_decision(

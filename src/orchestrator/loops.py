@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Literal
 
 from rapidfuzz import fuzz
@@ -27,6 +28,7 @@ from orchestrator.rules.failure import (
     normalised_tail,
     signature_of_key_lines,
 )
+from orchestrator.rules.summaries import fewer_failing, is_summary, same_failure
 
 __all__ = [
     "RAW_TAIL_CHARS",
@@ -210,6 +212,14 @@ class LoopDetector:
                 same_tests,
                 f"{subject} failed the same tests the same way {repeat} times in a row",
             )
+        need = max(0.5, threshold - _REWORDED_NAMES)
+        reworded = _reworded(errors[-repeat:], window[-repeat:], need) if repeat >= 2 else None
+        if len(errors) >= repeat and reworded is not None:
+            return LoopVerdict(
+                "repeated",
+                reworded,
+                f"{subject} failed {repeat} times with the same failure in other words",
+            )
         window_back = max(repeat * 2, _RECURRENCE_WINDOW)
         came_back = _came_back(self._prepare_all(errors[-window_back:]), threshold, repeat)
         if repeat >= 3 and came_back is not None:
@@ -227,6 +237,11 @@ class LoopDetector:
             and _has_detail(window[-1])
         ):
             aba = _score(window[-3], window[-1])
+            if all(is_summary(e) for e in errors[-3:]):  # summaries: also by what they name
+                need = max(0.5, threshold - _REWORDED_NAMES)
+                again = same_failure(errors[-3], errors[-1], need)
+                if again is not None and same_failure(errors[-2], errors[-1], need) is None:
+                    aba = max(aba, threshold)
             if aba >= threshold:
                 return LoopVerdict(
                     "oscillation",
@@ -238,6 +253,24 @@ class LoopDetector:
 
 
 _RECURRENCE_WINDOW = 6
+_REWORDED_NAMES = 0.3
+"""Summaries are compared by what they name; the share they must have in common is the
+similarity threshold less this (at least half): 0.5 at the default 0.8."""
+
+
+def _reworded(raws: Sequence[str], prepared: Sequence[_Prepared], need: float) -> float | None:
+    """The least shared part of what they name when every failure of RAWS is a short summary
+    of the same failure as the one before, in other words (`rules.summaries`); else None.
+    Summaries in which the runner names other failing tests are other failures."""
+    if len(raws) < 2 or not all(is_summary(r) for r in raws) or fewer_failing(raws):
+        return None
+    for a, b in pairwise(prepared):
+        if a.tests and b.tests and not a.tests & b.tests:
+            return None
+    shares = [same_failure(a, b, need) for a, b in pairwise(raws)]
+    return None if any(s is None for s in shares) else min(s for s in shares if s is not None)
+
+
 _REWORDED = 0.2
 """How much less alike than the threshold two failures of the same tests may be: a race report's
 addresses and goroutines, a compiler's other line, a value that moved."""

@@ -346,6 +346,8 @@ def sentences(text: str) -> list[str]:
     text = re.sub(
         r"`[^`\n]*`", lambda m: m.group(0).replace(".", "\u2024").replace("?", "\uff1f"), text
     )
+    # a predicate method named the Ruby way (`Invoice#overdue?`) asks nothing
+    text = re.sub(r"\b\w+#\w+\?", lambda m: m.group(0).replace("?", "\uff1f"), text)
     parts = [p.strip() for p in _SENT_SPLIT.split(text)]
     out = []
     for p in parts:

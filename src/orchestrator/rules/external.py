@@ -61,6 +61,8 @@ _NEEDS_REMOTE = re.compile(
     r"CERTIFICATE_VERIFY_FAILED|certificate verify failed|unreachable(?!\s+(?:code|statements?|branch|pattern))|nicht erreichbar|Verbindung abgelehnt|"
     r"ConnectTimeout|ReadTimeout|ConnectionError|Max retries exceeded|can(?:no|')t reach|could(?:n't| not) reach|"
     r"certificate (?:has )?expired|Access denied|access is denied|"
+    # a database refusing the login it was given (PostgreSQL, MySQL, SQL Server)
+    r"\bauthentication failed for user\b|\bLogin failed for user\b|"
     r"\b50[0234]\b\W{0,3}(?:Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out)|"
     r"status page|\boutage\b|\bfirewall\b|\ballow ?list\b|\b(?:dns|http) block\b|"
     # no way to authenticate to it from here: "HTTPS authentication isn't configured in this environment"

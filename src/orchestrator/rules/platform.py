@@ -301,7 +301,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "quota",
         re.compile(
-            r"insufficient_quota|exceeded your current quota|quota (?:exceeded|exhausted)|"
+            r"insufficient_quota|exceeded your current quota|quota[ _](?:exceeded|exhausted)|"
+            r"\b(?:have|has) no (?:remaining |more )?quota\b|\bquota (?:is |still |remains )+exhausted\b|"
             r"exhausted (?:your|the) (?:\w+ )?quota|"
             r"Quota exceeded|quota metric|RESOURCE_EXHAUSTED|ResourceExhausted|\bquota limit\b",
             re.I,
@@ -417,6 +418,7 @@ _SELF_EVIDENT = re.compile(
     + r"|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
+    r"\bquota (?:is |still |remains )+exhausted\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
     r"\bAPI Error\b|\[API Error|\blitellm\.\w+Error\b|\b(?:overloaded|rate_limit|authentication|"
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
