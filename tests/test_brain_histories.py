@@ -307,3 +307,29 @@ def test_a_rate_limit_hit_once_is_retried_and_twice_in_a_row_escalates() -> None
     assert first.decision == "retry"
     again = decide(["Failed: 2 tests failing in tests/test_cart.py", RATE_LIMITED, RATE_LIMITED])
     assert (again.decision, again.category) == ("escalate", "external_service")
+
+
+def test_a_choice_asked_in_the_attempt_before_and_left_unanswered_escalates() -> None:
+    asked = (
+        "The only reachable environment in knexfile.js is `production`. The migration builds a "
+        "non-concurrent index on `orders` (48M rows), which locks the table. Should I (1) run it "
+        "against production, (2) rewrite it to CREATE INDEX CONCURRENTLY, or (3) only run it "
+        "locally? I have not run anything yet."
+    )
+    still = (
+        "No command has been run against any database. The check fails with:\n"
+        'Error: Migration 20250312_add_orders_idx.js is pending on environment "production"\n'
+        "    at verifyPending (scripts/db-verify.js:31:11)\n"
+    )
+    d = decide([asked, still])
+    assert (d.decision, d.category) == ("escalate", "ambiguous_requirements")
+    assert "in the attempt before" in d.reason
+
+
+def test_an_agent_that_says_it_needs_a_human_decision_escalates() -> None:
+    latest = (
+        "│ Error: Instance cannot be destroyed\n│ Resource aws_db_instance.analytics has "
+        "lifecycle.prevent_destroy set.\n╵\n\ncursor-agent: Encryption cannot be turned on in "
+        "place. This needs a human decision: approve a maintenance window, or accept the destroy.\n"
+    )
+    assert decide(["│ Error: Unsupported argument", latest]).decision == "escalate"

@@ -137,6 +137,10 @@ def _rules(
         return platform, False
 
     asked = None if loops_checked else _asks_the_person(attempt_history[-1])
+    if asked is None and not loops_checked and len(attempt_history) > 1:
+        # the attempt before asked the person to choose, and nobody answered
+        earlier = _asks_the_person(attempt_history[-2], earlier=True)
+        asked = earlier if earlier is not None and earlier.category is not None else None
     if asked is not None:
         return asked, True
 
@@ -243,7 +247,7 @@ def _credential_fault(text: str) -> str | None:
     return None
 
 
-def _asks_the_person(latest: str) -> RetryDecision | None:
+def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | None:
     """The latest attempt ended on the agent asking the person: a question addressed to them,
     a choice between approaches, a step that would destroy data held back for approval (the
     interpreter's reading of its output). Another attempt would only ask again."""
@@ -256,7 +260,8 @@ def _asks_the_person(latest: str) -> RetryDecision | None:
     said = quote(reading.question or reading.evidence or "", 160)
     return RetryDecision(
         "escalate",
-        f"The agent asked for a decision only a person can make (`{said}`)",
+        f"The agent asked for a decision only a person can make (`{said}`)"
+        + (" in the attempt before, and nobody has answered" if earlier else ""),
         None,
         category=reading.category,
     )

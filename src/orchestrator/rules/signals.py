@@ -25,6 +25,7 @@ CLARIFICATION = re.compile(
     # not a possibility a tool lists ("PROMPT.md may need clarification")
     r"(?<!\bmay )(?<!\bmight )(?<!\bcould )\bneeds?\s+(?:human\s+)?(?:input|clarification|guidance"
     r"|a\s+decision)\b|\bI\s+need\s+(?:clarification|more\s+(?:information|context|details))\b"
+    r"|\bneeds?\s+an?\s+(?:human|person(?:'s)?|manual)\s+(?:decision|input|choice)\b"
     r"|\b(?:unclear|ambiguous|underspecified|vague)\s+(?:requirements?|spec(?:ification)?s?"
     r"|instructions?|task)\b"
     r"|\brequirements?\s+(?:are|is)\s+(?:unclear|ambiguous|underspecified|vague)\b"
