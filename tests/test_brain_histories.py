@@ -333,3 +333,23 @@ def test_an_agent_that_says_it_needs_a_human_decision_escalates() -> None:
         "place. This needs a human decision: approve a maintenance window, or accept the destroy.\n"
     )
     assert decide(["│ Error: Unsupported argument", latest]).decision == "escalate"
+
+
+@pytest.mark.parametrize(
+    "ran",
+    [
+        "✦ Retrying push.\n$ git push --force origin main\nremote: error: Cannot force-push to "
+        "this branch\nerror: failed to push some refs",
+        "COMMAND:\ngit rebase --abort && git push --force origin HEAD:main\nOUTPUT:\nremote: "
+        "error: GH006: Protected branch update failed for refs/heads/main.",
+    ],
+    ids=["shell-prompt", "openhands-command"],
+)
+def test_an_agent_that_ran_a_destructive_command_escalates(ran: str) -> None:
+    d = decide(["error: failed to push some refs to 'origin'", ran])
+    assert (d.decision, d.category) == ("escalate", "extreme_destructive")
+
+
+def test_a_routine_clean_up_it_ran_is_no_reason_to_stop() -> None:
+    ran = "$ rm -rf node_modules dist && npm ci\nnpm ERR! code ERESOLVE\nnpm ERR! ERESOLVE could not resolve"
+    assert decide(["FAIL src/a.test.ts", ran]).decision == "retry"

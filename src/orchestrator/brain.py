@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from orchestrator.interpret.core import interpret_rules
+from orchestrator.interpret.destructive import is_extreme_destructive
 from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
@@ -135,6 +136,14 @@ def _rules(
         return stuck, True
     if platform is not None:
         return platform, False
+
+    ran = _ran_destructive(latest)
+    if ran is not None:
+        reason = (
+            f"The agent ran a command that destroys data or shared history (`{quote(ran, 120)}`): "
+            "a person has to decide how to go on"
+        )
+        return RetryDecision("escalate", reason, None, category="extreme_destructive"), True
 
     asked = None if loops_checked else _asks_the_person(attempt_history[-1])
     if asked is None and not loops_checked and len(attempt_history) > 1:
@@ -265,6 +274,24 @@ def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | N
         None,
         category=reading.category,
     )
+
+
+_RAN = re.compile(
+    r"^\s*(?:\$|❯|PS>)\s+(\S.*)$|\bBash\((.+)\)\s*$|\[execute_command for '(.+)'\]|"
+    r"^\s*(?:COMMAND|Running):[ \t]*\n?[ \t]*(\S.*)$",
+    re.M,
+)
+
+
+def _ran_destructive(text: str) -> str | None:
+    """The first command the agent ran in TEXT (`$ cmd`, `Bash(cmd)`, a Cline `execute_command`,
+    `COMMAND:`) that destroys data or shared history (`rules.destructive`), else None."""
+    for match in _RAN.finditer(text):
+        command = next(g for g in match.groups() if g)
+        found = is_extreme_destructive(command)
+        if found:
+            return found
+    return None
 
 
 def _stuck_on_the_platform(before: str | None, latest: str) -> RetryDecision | None:
