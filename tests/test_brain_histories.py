@@ -353,3 +353,27 @@ def test_an_agent_that_ran_a_destructive_command_escalates(ran: str) -> None:
 def test_a_routine_clean_up_it_ran_is_no_reason_to_stop() -> None:
     ran = "$ rm -rf node_modules dist && npm ci\nnpm ERR! code ERESOLVE\nnpm ERR! ERESOLVE could not resolve"
     assert decide(["FAIL src/a.test.ts", ran]).decision == "retry"
+
+
+def test_the_same_summarised_failure_a_third_time_with_others_between_is_a_loop() -> None:
+    history = [
+        "Failed: dotnet test — OrderServiceTests.PlaceOrder_AppliesDiscount: "
+        "System.NullReferenceException at OrderService.cs:line 73",
+        "Failed: NRE moved to DiscountCalculator.Apply(...) in DiscountCalculator.cs:line 22",
+        "Failed: PlaceOrder_AppliesDiscount, NullReferenceException in OrderService.cs:line 86",
+        "Failed: ShippingQuote.For(...) threw ArgumentException in ShippingQuote.cs:line 9",
+        "Failed: NullReferenceException in PlaceOrder_AppliesDiscount (OrderService.cs:line 81)",
+    ]
+    d = decide(history)
+    assert d.decision == "escalate"
+    assert "with other failures in between" in d.reason
+
+
+def test_a_remote_sandbox_down_for_maintenance_is_for_a_person() -> None:
+    down = (
+        'E   freightlink.carrier.errors.CarrierUnavailable: (503, \'{"status":503,"error":'
+        '"SERVICE_UNAVAILABLE","message":"Sandbox is undergoing scheduled maintenance until '
+        "2024-11-28T06:00:00Z.\"}')\n4 failed in 2.61s\n"
+    )
+    d = decide(["FAILED tests/test_booking.py::test_book - KeyError: 'pallets'", down])
+    assert (d.decision, d.category) == ("escalate", "external_service")

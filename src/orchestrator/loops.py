@@ -221,7 +221,8 @@ class LoopDetector:
                 f"{subject} failed {repeat} times with the same failure in other words",
             )
         window_back = max(repeat * 2, _RECURRENCE_WINDOW)
-        came_back = _came_back(self._prepare_all(errors[-window_back:]), threshold, repeat)
+        back = errors[-window_back:]
+        came_back = _came_back(self._prepare_all(back), threshold, repeat, back, need)
         if repeat >= 3 and came_back is not None:
             return LoopVerdict(
                 "repeated",
@@ -290,12 +291,27 @@ def _same_tests(
     return lowest if lowest >= threshold - _REWORDED else None
 
 
-def _came_back(window: Sequence[_Prepared], threshold: float, repeat: int) -> float | None:
+def _came_back(
+    window: Sequence[_Prepared],
+    threshold: float,
+    repeat: int,
+    raws: Sequence[str],
+    need: float,
+) -> float | None:
     """The mean likeness when the newest failure of WINDOW is alike `repeat - 1` or more earlier
-    ones (the same failure `repeat` times, with other failures in between), else None."""
+    ones (the same failure `repeat` times, with other failures in between), else None. Short
+    summaries (RAWS) are alike when they name the same failure (`rules.summaries`)."""
     if len(window) < repeat or not _has_detail(window[-1]):
         return None
-    alike = [s for s in (_score(p, window[-1]) for p in window[:-1]) if s >= threshold]
+    scores = [_score(p, window[-1]) for p in window[:-1]]
+    if is_summary(raws[-1]) and not fewer_failing(raws):
+        last = window[-1].tests
+        for k, raw in enumerate(raws[:-1]):
+            if not is_summary(raw) or (window[k].tests and last and not window[k].tests & last):
+                continue
+            if same_failure(raw, raws[-1], need) is not None:
+                scores[k] = max(scores[k], threshold)
+    alike = [s for s in scores if s >= threshold]
     return sum(alike) / len(alike) if len(alike) >= repeat - 1 else None
 
 

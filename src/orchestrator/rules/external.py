@@ -65,6 +65,7 @@ _NEEDS_REMOTE = re.compile(
     r"\bauthentication failed for user\b|\bLogin failed for user\b|"
     r"\b50[0234]\b\W{0,3}(?:Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out)|"
     r"status page|\boutage\b|\bfirewall\b|\ballow ?list\b|\b(?:dns|http) block\b|"
+    r"\bSERVICE_UNAVAILABLE\b|\b(?:undergoing|is in|under) (?:scheduled |planned )?maintenance\b|"
     # no way to authenticate to it from here: "HTTPS authentication isn't configured in this environment"
     r"\b(?:authentication|auth|credentials?|access tokens?|api keys?)\b[^.\n]{0,40}?\b(?:isn't|is not|aren't|are not|"
     r"not|wasn't|weren't)\s+(?:configured|set up|set|available|present|provided)\b|"
