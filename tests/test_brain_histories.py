@@ -377,3 +377,45 @@ def test_a_remote_sandbox_down_for_maintenance_is_for_a_person() -> None:
     )
     d = decide(["FAILED tests/test_booking.py::test_book - KeyError: 'pallets'", down])
     assert (d.decision, d.category) == ("escalate", "external_service")
+
+
+FIRST_SUMMARY = "Failed: dotnet test: 2 failed in Billing.Tests (Expected 14.52, Actual 14.51)."
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [
+        "Failed: Copilot CLI stopped: the monthly premium request allowance is used up and paid "
+        "premium requests are disabled for this account.",
+        "Failed: gemini stopped on its first turn: the daily request quota for gemini-2.5-pro on "
+        "this account is used up. Reset at midnight Pacific, about 19 h away.",
+        "Failed: codex stopped before its first edit: the plan's usage limit is reached, next "
+        "reset in 5 days.",
+        "Failed: kubectl apply --dry-run=server: error: You must be logged in to the server "
+        "(Unauthorized). The staging kubeconfig token expired overnight.",
+        "Failed: the same 7 integration tests fail at the first Stripe call with 'Expired API Key "
+        "provided'. The agent cannot create a key.",
+        "Failed: aider could not authenticate with the model provider (invalid x-api-key); no "
+        "edits made",
+    ],
+    ids=[
+        "allowance-used-up",
+        "quota-is-used-up",
+        "usage-limit-is-reached",
+        "kubectl-login",
+        "expired-api-key",
+        "could-not-authenticate",
+    ],
+)
+def test_a_summary_of_trouble_only_a_person_can_fix(latest: str) -> None:
+    d = decide([FIRST_SUMMARY, latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+def test_a_summary_quoting_the_agents_question_in_single_quotes_asks_the_person() -> None:
+    latest = (
+        "Failed: the agent stopped and asks: 'docs/fx.md requires half-up but the ledger tests "
+        "encode half-even. Which rule should currency conversion use?'"
+    )
+    d = decide([FIRST_SUMMARY, latest])
+    assert (d.decision, d.category) == ("escalate", "ambiguous_requirements")

@@ -124,6 +124,8 @@ def _rules(
             ),
             False,
         )
+    # a runner's summary line (seed 001: `Failed: <error>`) starts with its own word, not the error's
+    attempt_history = [_SUMMARY_HEAD.sub("", text) for text in attempt_history]
     latest = tail(attempt_history[-1], SCAN_CHARS)
     loop = None if loops_checked else LoopDetector(config).check(attempt_history, task_id=task_id)
 
@@ -214,6 +216,9 @@ def _rules(
     return RetryDecision("retry", reason, guidance, confident=confident), False
 
 
+_SUMMARY_HEAD = re.compile(r"^[ \t]*Failed:[ \t]+(?=\D)", re.M)
+
+
 def _later_trouble(attempt_history: Sequence[str]) -> str | None:
     """External-service or credential trouble in a later attempt that is not at the tail of its
     failure text: anywhere in its last 20 000 characters (a bad key or an exhausted quota above
@@ -237,7 +242,9 @@ _FAULT = re.compile(
     r"not (?:valid|found|configured|provided))\b",
     re.I,
 )
-_ERROR_SHAPE = re.compile(r"\berror\b|\bfailed\b|\bexception\b|\bdenied\b", re.I)
+_ERROR_SHAPE = re.compile(
+    r"\berror\b|\bfailed\b|\bexception\b|\bdenied\b|\bcould(?: not|n't)\b|\bunable to\b", re.I
+)
 _IN_A_TEST = re.compile(r"\bexpect\(|\bassert|\bshould\b|\btoBe\w*\(|\btest\b", re.I)
 
 
@@ -256,13 +263,18 @@ def _credential_fault(text: str) -> str | None:
     return None
 
 
+_QUOTE_OPEN = re.compile(r"(:\s*)['‘]")
+_QUOTE_CLOSE = re.compile(r"([.?!])['’](?=\s*$)", re.M)
+
+
 def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | None:
     """The latest attempt ended on the agent asking the person: a question addressed to them,
     a choice between approaches, a step that would destroy data held back for approval (the
     interpreter's reading of its output). Another attempt would only ask again."""
     text = ANSI.sub("", latest[-SCAN_CHARS:])
     if is_summary(text):  # a summary quotes the agent's last words: `Agent stopped: "Which …?"`
-        text = re.sub(r"[\"“”]", "", text)
+        text = _QUOTE_OPEN.sub(r"\1", re.sub(r"[\"“”]", "", text))
+        text = _QUOTE_CLOSE.sub(r"\1", text)
     reading = interpret_rules(text)
     if reading.verdict != "needs_human" or reading.category == "external_service":
         return None

@@ -223,12 +223,13 @@ def key_error_line(text: str, limit: int = 200) -> str | None:
 
 # -- what a test expected ---------------------------------------------------------------------
 # A line of a test's expectation: the assertion, what was expected and what came instead (a
-# diff of the two), pytest's display of a variable, a test's title. A 401 or "permission
-# denied" there is the behaviour under test, not trouble of the environment the run is in.
+# diff of the two), pytest's display of a variable, a test's title (passed, or jest's `●` over
+# a failure). A 401 or "permission denied" there is the behaviour under test, not trouble of the
+# environment the run is in.
 _EXPECTATION = re.compile(
     r"\bexpect\(|\bexpected\s*[:=<(]|^\s*(?:Expected|Actual|Received)\b|\bexpected\s+['\"\d<\[{]|"
     r"\bassert\w*\b|\bto(?:Equal|Be|Match|Have|Contain|Throw)\w*\b|"
-    r"^E\s+(?:[\w.\[\]'\"]+ = |where |\+ |- )|^\s*(?:✓|✔|√)\s",
+    r"^E\s+(?:[\w.\[\]'\"]+ = |where |\+ |- )|^\s*(?:✓|✔|√|●)\s",
     re.I | re.M,
 )
 _DIFF_ROW = re.compile(r"^\s*[-+]")

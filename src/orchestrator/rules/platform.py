@@ -294,7 +294,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"usage limit|(?:session|weekly|daily|monthly|opus|\d+[- ]hour) limit (?:reached|hit|exceeded)|"
             r"hit your (?:usage |session |weekly |daily |monthly )?limit|limit (?:reached|hit)\b[^\n]{0,40}\breset|"
             r"usage_limit_reached|out of (?:usage|messages)|\bAPI call limit (?:reached|hit|exceeded)\b|"
-            r"\b(?:reached|hit|used up) your (?:[\w-]+ ){0,4}(?<!rate )(?:quota|allowance|limit)\b",
+            r"\b(?:reached|hit|used up) your (?:[\w-]+ ){0,4}(?<!rate )(?:quota|allowance|limit)\b|"
+            r"\ballowance\b[^\n.]{0,30}?\b(?:is |has been |was )+(?:used up|exhausted|exceeded|reached)\b",
             re.I,
         ),
     ),
@@ -302,7 +303,8 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "quota",
         re.compile(
             r"insufficient_quota|exceeded your current quota|quota[ _](?:exceeded|exhausted)|"
-            r"\b(?:have|has) no (?:remaining |more )?quota\b|\bquota (?:is |still |remains )+exhausted\b|"
+            r"\b(?:have|has) no (?:remaining |more )?quota\b|"
+            r"\bquota\b(?:[^\n.]|\.(?=\w)){0,60}?\b(?:is |are |still |remains |has been |was )+(?:exhausted|used up|gone)\b|"
             r"exhausted (?:your|the) (?:\w+ )?quota|"
             r"Quota exceeded|quota metric|RESOURCE_EXHAUSTED|ResourceExhausted|\bquota limit\b",
             re.I,
@@ -401,7 +403,7 @@ _SELF_EVIDENT = re.compile(
     r"\byour (?:request|account) has been (?:temporarily )?blocked\b|"
     r"\b(?:doesn['’]t|does not) serve your region\b|"
     r"\bunsupported_country_region_territory\b|\bCountry, region, or territory not supported\b|"
-    r"\b(?:usage|session|weekly|\d+-hour) limit (?:reached|hit)|"
+    r"\b(?:usage|session|weekly|daily|monthly|\d+-hour) limit (?:is |has been |was )?(?:reached|hit)|"
     # a loop runner's own budget of agent calls (ralph: "API call limit reached (100/100 calls")
     r"\b(?:API call|call|rate) limit (?:reached|hit|exceeded) \(\d+/\d+ calls\b|\bAPI call limit (?:reached|hit|exceeded)\b|"
     r"You['’]?ve hit your (?:usage |session |weekly |daily |monthly )?limit|Credit balance (?:is )?too low|"
@@ -418,7 +420,8 @@ _SELF_EVIDENT = re.compile(
     + r"|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
-    r"\bquota (?:is |still |remains )+exhausted\b|"
+    r"\b(?:quota|allowance)\b(?:[^\n.]|\.(?=\w)){0,60}?\b(?:is |are |still |remains |has been |was )+(?:exhausted|used up|gone)\b|"
+    r"\b(?:daily |monthly |weekly )?quota exhausted\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
     r"\bAPI Error\b|\[API Error|\blitellm\.\w+Error\b|\b(?:overloaded|rate_limit|authentication|"
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
