@@ -419,3 +419,95 @@ def test_a_summary_quoting_the_agents_question_in_single_quotes_asks_the_person(
     )
     d = decide([FIRST_SUMMARY, latest])
     assert (d.decision, d.category) == ("escalate", "ambiguous_requirements")
+
+
+# -- the agent's own report of each attempt ---------------------------------------------------
+
+
+def test_what_the_agent_says_it_changed_is_not_an_error() -> None:
+    latest = (
+        "Added a distinct `token expired` message and the `WWW-Authenticate: Bearer "
+        'error="invalid_token"` header. I now raise HTTPException(401, "Permission denied").\n\n'
+        "    FAILED tests/auth/test_middleware.py::test_valid_token_sets_user - KeyError: 'sub'\n"
+        "    1 failed, 26 passed in 1.22s\n"
+    )
+    assert decide(["5 failed, 22 passed in 1.31s", latest]).decision == "retry"
+
+
+def test_code_described_as_retrying_a_429_is_no_rate_limit() -> None:
+    latest = (
+        "- The client waits `Retry-After` seconds (capped at 60s) before retrying a 429, at "
+        "most 3 times\n\n    $ npm run lint\n    12:10  error  'sleep' is defined but never used\n"
+        "    ✖ 1 problem (1 error, 0 warnings)\n"
+    )
+    assert decide(["error TS2345: Argument of type 'string | null'", latest]).decision == "retry"
+
+
+@pytest.mark.parametrize(
+    ("latest", "decision"),
+    [
+        (
+            "API Request Failed\n502 <html><head><title>502 Bad Gateway</title></head><body>"
+            "<center>cloudflare</center></body></html>\n"
+            "Retry attempt 3 of 3 ... failed (502)",
+            "retry",
+        ),
+        (
+            "cursor-agent: error: Connection failed. If the problem persists, please check your "
+            "internet connection or VPN\n(request id: 1b7c0e9a, ConnectError: read ECONNRESET)",
+            "retry",
+        ),
+        (
+            "Error: Access denied by policy settings\nYour organization has disabled Copilot CLI. "
+            "Contact your organization administrator to request access.",
+            "escalate",
+        ),
+        (
+            "API Streaming Failed\nAccessDeniedException: You don't have access to the model with "
+            "the specified model ID.",
+            "escalate",
+        ),
+    ],
+    ids=["cline-502-once", "cursor-connection-failed", "copilot-org-policy", "bedrock-no-model"],
+)
+def test_an_agent_clis_own_error(latest: str, decision: str) -> None:
+    d = decide(["FAIL src/a.test.ts\nTests: 1 failed, 20 passed", latest])
+    assert d.decision == decision, d.reason
+    if decision == "escalate":
+        assert d.category == "external_service"
+
+
+def playwright(step: str) -> str:
+    return (
+        "      ✘  7 [chromium] › e2e/login.spec.ts:22:7 › login › user can sign in (30.1s)\n"
+        f"        TimeoutError: locator.{step}: Timeout 30000ms exceeded.\n"
+        "      1 failed\n      17 passed (48.3s)\n"
+    )
+
+
+def test_the_same_e2e_test_timing_out_three_times_is_a_loop() -> None:
+    history = [
+        "  1) [chromium] › e2e/login.spec.ts:22:7 › login › user can sign in\n"
+        + playwright("click")
+        + "        attachment #1: screenshot (image/png) test-results/login/test-failed-1.png\n",
+        "I switched to getByRole('button'), which pierces shadow DOM.\n" + playwright("click"),
+        "I now wait for networkidle and the form first.\n" + playwright("waitFor"),
+    ]
+    assert decide(history).decision == "escalate"
+
+
+def rspec(title: str, line: int) -> str:
+    return (
+        f"Failures:\n  1) {title}\n     Failure/Error: expect(sub.total).to eq(1_500)\n"
+        "       expected: 1500\n            got: 3000\n"
+        f"18 examples, 1 failure\nrspec ./spec/models/subscription_spec.rb:{line}\n"
+    )
+
+
+def test_other_examples_of_one_spec_file_failing_in_turn_is_progress() -> None:
+    history = [
+        rspec("Subscription#renew! charges the prorated amount", 38),
+        rspec("Subscription#renew! extends current_period_end", 53),
+        rspec("Subscription#renew! enqueues a receipt email", 69),
+    ]
+    assert decide(history).decision == "retry"

@@ -155,7 +155,8 @@ def _rules(
     if asked is not None:
         return asked, True
 
-    observed = without_expectations(latest)  # what a test expected is not what happened
+    # what a test expected, or what the agent says it changed, is not what happened
+    observed = _CHANGE_MADE.sub("", without_expectations(latest))
     external = external_line(observed) or _later_trouble(attempt_history)
     if external is not None:
         reason = (
@@ -216,6 +217,14 @@ def _rules(
     return RetryDecision("retry", reason, guidance, confident=confident), False
 
 
+_CHANGE_MADE = re.compile(
+    r"^[ \t>*-]*(?:I(?:'ve| have)?\s+)?(?:now\s+)?(?:added|implemented|introduced|changed|updated|"
+    r"switched|replaced|converted|wrapped|rewrote|made|raise|return)\b[^\n]*$|"
+    r"^[^\n]*\b(?:are|is) now (?:converted|returned|raised|mapped|handled)\b[^\n]*$",
+    re.I | re.M,
+)
+"""A line in which the agent tells what it changed ("Added a distinct `token expired` message"):
+the code it wrote, not an error that happened."""
 _SUMMARY_HEAD = re.compile(r"^[ \t]*Failed:[ \t]+(?=\D)", re.M)
 
 
@@ -223,7 +232,7 @@ def _later_trouble(attempt_history: Sequence[str]) -> str | None:
     """External-service or credential trouble in a later attempt that is not at the tail of its
     failure text: anywhere in its last 20 000 characters (a bad key or an exhausted quota above
     a long test log, which the tail scan misses)."""
-    latest = without_expectations(attempt_history[-1][-20000:])
+    latest = _CHANGE_MADE.sub("", without_expectations(attempt_history[-1][-20000:]))
     err = find_platform_error(latest, tail=None)
     if err is not None and not err.spec.transient:
         return err.message

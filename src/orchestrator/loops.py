@@ -272,7 +272,7 @@ def _reworded(raws: Sequence[str], prepared: Sequence[_Prepared], need: float) -
     return None if any(s is None for s in shares) else min(s for s in shares if s is not None)
 
 
-_REWORDED = 0.2
+_REWORDED = 0.3
 """How much less alike than the threshold two failures of the same tests may be: a race report's
 addresses and goroutines, a compiler's other line, a value that moved."""
 
@@ -280,12 +280,13 @@ addresses and goroutines, a compiler's other line, a value that moved."""
 def _same_tests(
     window: Sequence[_Prepared], sims: Sequence[float], threshold: float
 ) -> float | None:
-    """The lowest likeness of the failures in WINDOW when each names the same failing tests (one
-    by one, not only their file) with the same final error class, and each is at least nearly
+    """The lowest likeness of the failures in WINDOW when all name a failing test in common (one
+    by one, not only its file) with the same final error class, and each is at least nearly
     alike the one before: the same tests failing the same way in changing words. Else None."""
     if len(window) < 2 or not window[0].tests:
         return None
-    if any(p.tests != window[0].tests or p.signature != window[0].signature for p in window):
+    common = frozenset.intersection(*(p.tests for p in window))
+    if not common or any(p.signature != window[0].signature for p in window):
         return None
     lowest = min(sims) if sims else 1.0
     return lowest if lowest >= threshold - _REWORDED else None

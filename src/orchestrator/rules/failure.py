@@ -279,15 +279,20 @@ def failing_test_ids(text: str) -> list[str]:
 
 # The test a runner names as failing in normalised text (`<dur>` for a duration): pytest
 # `FAILED file::test - msg`, jest / vitest `FAIL file` and `● suite › test`, playwright
-# `1) [chromium] › file:<n> › test`, `✕ test`, Go `--- FAIL: TestX`, .NET `Failed Ns.Class.Test
-# [<dur>]`, Rust `test mod::test ... FAILED`, RSpec `rspec ./spec/x_spec.rb:<n>`.
+# `1) [chromium] › file:<n> › test` or `✘ 7 [chromium] › file:<n> › test`, `✕ test`, Go `--- FAIL:
+# TestX`, .NET `Failed Ns.Class.Test [<dur>]`, Rust `test mod::test ... FAILED`, RSpec `rspec
+# ./spec/x_spec.rb:<n>`, Maven Surefire `[ERROR] pkg.Class.test -- Time elapsed: … <<< FAILURE!`.
 _FAILING_NAME = re.compile(
-    r"^\s*(?:FAILED (\S+::\S+)(?: - .*)?|FAIL (\S.*)|\d+\) \[[\w ]+\] › (.+?)|● (.+?)|(?:✕|×) (.+?)|"
-    r"--- FAIL: (\S+)|Failed (\S+) \[.*|test (\S+) \.\.\. FAILED|rspec (\./\S+?)(?: #.*)?)"
+    r"^\s*(?:FAILED (\S+::\S+)(?: - .*)?|FAIL (\S.*)|\d+\) \[[\w ]+\] › (.+?)|● (.+?)|"
+    r"(?:✘|✕|×) \d+ \[[\w ]+\] › (.+?)|(?:✕|×) (.+?)|"
+    r"--- FAIL: (\S+)|Failed (\S+) \[.*|test (\S+) \.\.\. FAILED|rspec (\./\S+?)(?: #.*)?|"
+    r"\[ERROR\] ([\w$]+(?:\.[\w$]+)+) -- Time elapsed.*)"
     r"(?: \(<dur>\))?\s*$",
     re.M,
 )
-_TEST_FILE = re.compile(r"^\S+\.\w{1,4}(?: <dur>)?$|^\S+/\S+ <dur>$")
+_TEST_FILE = re.compile(r"^\S+\.\w{1,4}(?::<n>)?(?: <dur>)?$|^\S+/\S+ <dur>$")
+# RSpec and Mocha number their failures: `  1) Subscription#renew! charges …` over the error
+_NUMBERED_FAILURE = re.compile(r"^\s*\d+\) (\S[^\n]*)\n\s*(?:Failure/Error:|\w*Error\b)", re.M)
 
 
 def failing_names(normalised: str) -> frozenset[str]:
@@ -296,6 +301,7 @@ def failing_names(normalised: str) -> frozenset[str]:
     names; the files or packages they are in only when nothing finer is named (two runs failing
     other tests in the same file are other failures)."""
     names = {next(g for g in m.groups() if g).strip() for m in _FAILING_NAME.finditer(normalised)}
+    names |= {m.group(1).strip() for m in _NUMBERED_FAILURE.finditer(normalised)}
     finer = {n for n in names if not _TEST_FILE.match(n)}
     return frozenset(finer or names)
 

@@ -269,8 +269,9 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "permission",
         re.compile(
             r"permission_error|PERMISSION_DENIED|PermissionDeniedError|" + _code("403") + r"|"
-            r"does not have access to (?:the )?model|model_not_found|\bNotFoundError\b|"
+            r"(?:do|does)(?: not|n['’]t) have access to (?:the )?model|model_not_found|\bNotFoundError\b|"
             r"\bhas disabled\b[^\n]{0,60}\baccess\b|ask your admin(?:istrator)? to enable|"
+            r"\bAccess denied by policy\b|\b(?:organization|administrator|admin) has disabled\b|"
             r"\bmodel\b[^\n]{0,60}\bnot (?:supported|found|available)\b|"
             # the account itself must change (a plan with a tier for the model, a verified
             # organisation): waiting for a reset never clears it
@@ -409,8 +410,9 @@ _SELF_EVIDENT = re.compile(
     r"You['’]?ve hit your (?:usage |session |weekly |daily |monthly )?limit|Credit balance (?:is )?too low|"
     r"\b(?:run|ran|running) out of (?:funds|credits?)\b|"
     r"Invalid API key\s*·|\binsufficient (?:credits?|balance|funds)\b|\bServer error: \d{3}\b|"
-    r"^Connection failed\b|\bNetwork disconnected\b|\bhas disabled [^\n]{0,60}access\b|"
-    r"\binvalid --api-key\b|^\d{3} No auth credentials|\bAPI Streaming Failed\b|"
+    r"^(?:[\w-]+: )?(?:error: )?Connection failed\b|\bNetwork disconnected\b|\bhas disabled [^\n]{0,60}access\b|"
+    r"\binvalid --api-key\b|^\d{3} No auth credentials|\bAPI (?:Streaming|Request) Failed\b|"
+    r"\bAccess denied by policy\b|\b(?:do|does)(?: not|n['’]t) have access to (?:the )?model\b|"
     r"\byour request was rate-?limited\b|\byou['’]?ve hit a rate limit\b|"
     r"\byou(?:['’]?ve| have) been rate[ -]?limited\b|\bError Code: rate_limited\b|"
     r"did not provide any assistant messages|\blast status: \d{3}\b|"
