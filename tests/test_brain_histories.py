@@ -511,3 +511,58 @@ def test_other_examples_of_one_spec_file_failing_in_turn_is_progress() -> None:
         rspec("Subscription#renew! enqueues a receipt email", 69),
     ]
     assert decide(history).decision == "retry"
+
+
+@pytest.mark.parametrize(
+    ("latest", "category"),
+    [
+        (
+            "Failed: the agent stopped. Its plan is a DELETE of 1,611 older duplicate user rows, "
+            "with their orders removed by cascade. It asks whether to merge or delete.",
+            "extreme_destructive",
+        ),
+        (
+            "Failed: checks not rerun. The agent asks which of the two refund windows the ticket "
+            "means, 14 or 30 days.",
+            "ambiguous_requirements",
+        ),
+    ],
+    ids=["asks-before-a-delete", "asks-which-rule"],
+)
+def test_a_summary_reporting_the_agents_question_asks_the_person(
+    latest: str, category: str
+) -> None:
+    d = decide([FIRST_SUMMARY, latest])
+    assert (d.decision, d.category) == ("escalate", category)
+
+
+def test_a_summary_saying_the_work_goes_in_circles_is_a_loop() -> None:
+    history = [
+        "Failed: npm run lint: 38 errors, `quotes`: Strings must use singlequote (src/**/*.ts).",
+        "Failed: npm run format:check: Code style issues found in 41 files.",
+        "Failed: npm run format:check: 41 files would be reformatted. .eslintrc wants single "
+        'quotes, .prettierrc has "singleQuote": false; the agent keeps flipping between them.',
+    ]
+    d = decide(history)
+    assert (d.decision, d.category) == ("escalate", None)
+    assert "going in circles" in d.reason
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [
+            FIRST_SUMMARY,
+            "Failed: codex: 401 Unauthorized (token refresh failed), run `codex login`. No turns.",
+        ],
+        [
+            FIRST_SUMMARY,
+            "Failed: Copilot CLI stopped: the monthly premium request allowance is used up.",
+            "Failed: same premium-request limit; allowance resets on the 1st, 12 days away.",
+        ],
+    ],
+    ids=["cli-error-line", "the-same-limit-again"],
+)
+def test_platform_trouble_summarised_in_a_runners_words(history: list[str]) -> None:
+    d = decide(history)
+    assert (d.decision, d.category) == ("escalate", "external_service")

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from orchestrator.interpret.core import interpret_rules
 from orchestrator.interpret.destructive import is_extreme_destructive
+from orchestrator.interpret.model import Interpretation
 from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
@@ -28,7 +29,7 @@ from orchestrator.rules.failure import ANSI, without_expectations
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
 from orchestrator.rules.signals import ESCALATIONS
-from orchestrator.rules.summaries import is_summary
+from orchestrator.rules.summaries import is_summary, reports_a_question, says_again
 
 __all__ = [
     "BRAIN_BACKENDS",
@@ -138,6 +139,10 @@ def _rules(
         return stuck, True
     if platform is not None:
         return platform, False
+    if before is not None and is_summary(latest) and says_again(latest):
+        prior = _platform(before)  # "same premium-request limit; resets in 12 days"
+        if prior is not None and prior.decision == "escalate":
+            return replace(prior, reason=f"The same as the attempt before: {prior.reason}"), True
 
     ran = _ran_destructive(latest)
     if ran is not None:
@@ -272,6 +277,13 @@ def _credential_fault(text: str) -> str | None:
     return None
 
 
+_DATA_AT_STAKE = re.compile(
+    r"\b(?:delet\w*|drop\w*|wip\w+|truncat\w*|destroy\w*|reset\w*|los(?:e|ing|t)|purg\w+|"
+    r"force[- ]push\w*|overwrit\w+|rewrit\w+)\b[^.\n]{0,80}\b(?:rows?|records?|data|tables?|schema|"
+    r"databases?|history|commits?|users?)\b",
+    re.I,
+)
+"""A step a summary reports the agent held back that would lose data or history."""
 _QUOTE_OPEN = re.compile(r"(:\s*)['‘]")
 _QUOTE_CLOSE = re.compile(r"([.?!])['’](?=\s*$)", re.M)
 
@@ -285,6 +297,12 @@ def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | N
         text = _QUOTE_OPEN.sub(r"\1", re.sub(r"[\"“”]", "", text))
         text = _QUOTE_CLOSE.sub(r"\1", text)
     reading = interpret_rules(text)
+    if reading.verdict != "needs_human" and is_summary(text):
+        reported = reports_a_question(text)  # "It asks whether to merge or delete."
+        if reported is not None:
+            held = _DATA_AT_STAKE.search(text) or is_extreme_destructive(text)
+            category: Category = "extreme_destructive" if held else "ambiguous_requirements"
+            reading = Interpretation(verdict="needs_human", category=category, question=reported)
     if reading.verdict != "needs_human" or reading.category == "external_service":
         return None
     said = quote(reading.question or reading.evidence or "", 160)

@@ -28,7 +28,13 @@ from orchestrator.rules.failure import (
     normalised_tail,
     signature_of_key_lines,
 )
-from orchestrator.rules.summaries import fewer_failing, is_summary, same_failure
+from orchestrator.rules.summaries import (
+    fewer_failing,
+    is_summary,
+    moved_on,
+    same_failure,
+    says_circling,
+)
 
 __all__ = [
     "RAW_TAIL_CHARS",
@@ -219,6 +225,17 @@ class LoopDetector:
                 "repeated",
                 reworded,
                 f"{subject} failed {repeat} times with the same failure in other words",
+            )
+        last_few = errors[-repeat:]
+        if (
+            repeat >= 3
+            and len(last_few) >= repeat
+            and all(is_summary(e) for e in last_few)
+            and says_circling(last_few[-1])
+            and not moved_on(last_few[-1])
+        ):
+            return LoopVerdict(
+                "repeated", threshold, f"{subject} failed {repeat} times and is going in circles"
             )
         window_back = max(repeat * 2, _RECURRENCE_WINDOW)
         back = errors[-window_back:]

@@ -18,8 +18,10 @@ __all__ = [
     "is_summary",
     "moved_on",
     "named",
+    "reports_a_question",
     "same_failure",
     "says_again",
+    "says_circling",
 ]
 
 SUMMARY_CHARS = 600
@@ -39,6 +41,18 @@ _PASSES = re.compile(r"\b(?:pass(?:es|ed|ing)?|green|ok)\b", re.I)
 _FAILS = re.compile(r"\b(?:fail\w*|errors?|red|exception|panic\w*)\b", re.I)
 _AGAIN = re.compile(
     r"\b(?:again|still|same|once more|unchanged|persists?|no change|keeps? failing)\b", re.I
+)
+_CIRCLING = re.compile(
+    r"\bkeeps? (?:flipping|coming back|reappearing|going back)\b|\bflip-?flopp?\w*|\bwhack-a-mole\b|"
+    r"\b(?:going|goes|went) (?:round |around )?in circles\b|\breappears?\b|\breappearing\b|"
+    r"\bback (?:to|on) (?:square one|where (?:it|we) started)\b",
+    re.I,
+)
+_ASKED = re.compile(
+    r"\b(?:it|he|she|they|the agent|agent|[\w-]+-agent|claude|codex|gemini|copilot|aider|cline|roo|"
+    r"cursor|openhands)\s+(?:now\s+)?(?:asks|asked|is asking|wants to know|needs to know|needs "
+    r"you to (?:decide|choose|confirm))\b(?:\s+(?:whether|if|which|what|how|who|for))?",
+    re.I,
 )
 _MOVED_ON = re.compile(
     r"\b(?:pass(?:es|ing)? now|now pass(?:es|ing)?|green(?: now)?|(?:is |now )ok|"
@@ -79,6 +93,23 @@ def named(text: str) -> frozenset[str]:
 
 def says_again(text: str) -> bool:
     return bool(_AGAIN.search(text))
+
+
+def says_circling(text: str) -> bool:
+    """The summary says the work goes round in circles ("keeps flipping between them", "the
+    errors reappear in the next module")."""
+    return bool(_CIRCLING.search(text))
+
+
+def reports_a_question(text: str) -> str | None:
+    """The sentence in which a summary reports that the agent asked the person something ("It
+    asks whether to merge or delete"), else None."""
+    match = _ASKED.search(text)
+    if match is None:
+        return None
+    start = max(text.rfind(". ", 0, match.start()) + 1, 0)
+    end = text.find(".", match.end())
+    return text[start : end + 1 if end >= 0 else len(text)].strip()
 
 
 def _count(text: str) -> int | None:
