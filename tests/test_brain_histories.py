@@ -566,3 +566,123 @@ def test_a_summary_saying_the_work_goes_in_circles_is_a_loop() -> None:
 def test_platform_trouble_summarised_in_a_runners_words(history: list[str]) -> None:
     d = decide(history)
     assert (d.decision, d.category) == ("escalate", "external_service")
+
+
+# -- what the agent's last words ask, after the logs ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("latest", "category"),
+    [
+        (
+            "$ git pull --rebase origin main\nCONFLICT (content): Merge conflict in "
+            "src/StockService.java\nerror: could not apply 9c4e2a1... Reserve stock\n\n"
+            "● The remote main has 6 new commits that conflict with my change. The simplest way to "
+            "land this task is:\n\n  git push --force origin main\n\nThis will overwrite the "
+            "remote branch with my local history. Do you want me to run it?",
+            "extreme_destructive",
+        ),
+        (
+            "Plan: 1 to add, 0 to change, 1 to destroy.\n\nCheck `plan-guard` failed: plan destroys "
+            "protected resource aws_db_instance.main\n\nClaude: RDS cannot encrypt an existing "
+            "instance in place, so Terraform replaces it. I can run `terraform apply`; the final "
+            "snapshot is skipped, so the current data would not be kept. Should I go ahead?",
+            "extreme_destructive",
+        ),
+    ],
+    ids=["force-push-offered", "replace-the-database-offered"],
+)
+def test_a_question_after_the_failing_tools_records_asks_the_person(
+    latest: str, category: str
+) -> None:
+    d = decide(["error: failed to push some refs", latest])
+    assert (d.decision, d.category) == ("escalate", category)
+
+
+def test_a_log_ending_in_words_without_a_question_asks_nothing() -> None:
+    log = (
+        "FAILED tests/test_router.py::test_demographic_routes - NameError: name 'x' is not "
+        "defined\n1 failed, 122 passed, 1 warning in 8.95s\n"
+    )
+    assert decide([log, log.replace("8.95", "9.01")]).decision == "retry"
+
+
+@pytest.mark.parametrize(
+    ("latest", "category"),
+    [
+        (
+            "J'ai besoin d'une décision : (a) tout en UTC, (b) tout en local, (c) résumé en local "
+            "et export en UTC. Je m'arrête là.",
+            "ambiguous_requirements",
+        ),
+        (
+            "Para a migração passar: ALTER TABLE clientes DROP COLUMN legacy_cpf. Isso apagaria "
+            "dados de clientes em produção. Não executei. Preciso de confirmação.",
+            "extreme_destructive",
+        ),
+        (
+            "Propongo borrar los duplicados. Esto borraría cuentas reales en producción. No lo he "
+            "ejecutado. Necesito que alguien decida: ¿fusionar cuentas, borrar, o aplazar?",
+            "extreme_destructive",
+        ),
+    ],
+    ids=["fr-decision", "pt-confirmation-for-a-drop", "es-someone-decides-a-delete"],
+)
+def test_a_decision_asked_for_in_the_users_language(latest: str, category: str) -> None:
+    d = decide(["FAILED tests/test_report.py::test_daily - AssertionError", latest])
+    assert (d.decision, d.category) == ("escalate", category)
+
+
+@pytest.mark.parametrize(
+    ("latest", "decision"),
+    [
+        (
+            "429 Rate limit reached for gpt-4.1 in organization org-abc on tokens per min (TPM): "
+            "Limit 30000, Used 27614, Requested 4108. Please try again in 3.4s.",
+            "retry",
+        ),
+        (
+            "Cline is having trouble...\n402 This request requires more credits, or fewer "
+            "max_tokens. To increase, visit https://openrouter.ai/settings/credits and add more "
+            "credits",
+            "escalate",
+        ),
+        (
+            "npm error code E403\nnpm error 403 403 Forbidden - GET /@acme%2fui-kit - You do not "
+            "have permission to access this package.",
+            "escalate",
+        ),
+        (
+            '[WebServer] AuthRetryableFetchError: {"message":"Project is paused. Resume it from the '
+            'dashboard to continue."} at node_modules/@supabase/auth-js/dist/main/lib/fetch.js:52',
+            "escalate",
+        ),
+        (
+            "Cannot connect to the Docker daemon at unix:///var/run/docker.sock.\n$ systemctl start "
+            "docker\nFailed to start docker.service: Interactive authentication required.",
+            "escalate",
+        ),
+        (
+            'middleware_test.go:77: status = 500, want 401; body = {"error":"token is expired"}\n'
+            "--- FAIL: TestExpiredToken (0.00s)",
+            "retry",
+        ),
+        (
+            "FAIL: test_viewer_gets_permission_denied_on_archive (projects.tests.ArchiveViewTests)\n"
+            "AssertionError: 302 != 403",
+            "retry",
+        ),
+    ],
+    ids=[
+        "openai-tpm-seconds",
+        "openrouter-credits",
+        "npm-e403-private-package",
+        "remote-project-paused",
+        "docker-needs-a-login",
+        "go-test-wants-401",
+        "unittest-title",
+    ],
+)
+def test_what_stops_the_run_in_its_tools_words(latest: str, decision: str) -> None:
+    d = decide(["FAILED tests/test_cart.py::test_total - assert 3 == 4", latest])
+    assert d.decision == decision, d.reason

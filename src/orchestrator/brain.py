@@ -19,8 +19,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from orchestrator.interpret.core import interpret_rules
-from orchestrator.interpret.destructive import is_extreme_destructive
+from orchestrator.interpret.destructive import held_for_data_loss, is_extreme_destructive
 from orchestrator.interpret.model import Interpretation
+from orchestrator.interpret.text import final_prose, split_lines, tail_text
 from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
@@ -174,6 +175,8 @@ def _rules(
         match = pattern.search(observed)
         if match:
             reason = f"{why} (`{quote(match.group(0), 120)}`)"
+            if category == "ambiguous_requirements" and _destroys(_final_words(latest) or latest):
+                category = "extreme_destructive"  # the choice it asks for would lose data
             return RetryDecision("escalate", reason, None, category=category), loop is not None
 
     if loop is not None:
@@ -223,8 +226,8 @@ def _rules(
 
 
 _CHANGE_MADE = re.compile(
-    r"^[ \t>*-]*(?:I(?:'ve| have)?\s+)?(?:now\s+)?(?:added|implemented|introduced|changed|updated|"
-    r"switched|replaced|converted|wrapped|rewrote|made|raise|return)\b[^\n]*$|"
+    r"^[ \t>*✦⏺•-]*(?:I(?:'ve| have)?\s+)?(?:now\s+)?(?:added|implemented|introduced|changed|updated|"
+    r"switched|replaced|converted|wrapped|rewrote|made|fixed|raise|return)\b[^\n]*$|"
     r"^[^\n]*\b(?:are|is) now (?:converted|returned|raised|mapped|handled)\b[^\n]*$",
     re.I | re.M,
 )
@@ -284,6 +287,22 @@ _DATA_AT_STAKE = re.compile(
     re.I,
 )
 """A step a summary reports the agent held back that would lose data or history."""
+
+
+def _destroys(words: str) -> bool:
+    """The agent's words put forward a step that destroys data or shared history."""
+    return bool(
+        held_for_data_loss(words, waiting=True)
+        or any(is_extreme_destructive(line.strip(" `$")) for line in words.splitlines())
+    )
+
+
+def _final_words(text: str) -> str:
+    """The agent's last prose (`interpret.text.final_prose`), without the tool output above."""
+    lines = split_lines(text)
+    return tail_text(lines, final_prose(lines))
+
+
 _QUOTE_OPEN = re.compile(r"(:\s*)['‘]")
 _QUOTE_CLOSE = re.compile(r"([.?!])['’](?=\s*$)", re.M)
 
@@ -297,6 +316,13 @@ def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | N
         text = _QUOTE_OPEN.sub(r"\1", re.sub(r"[\"“”]", "", text))
         text = _QUOTE_CLOSE.sub(r"\1", text)
     reading = interpret_rules(text)
+    if reading.verdict == "failed" and "?" in (words := _final_words(text)):
+        # the attempt failed, which its tools' records say first; its last words may still ask
+        for said in (words, words.rsplit("\n\n", 1)[-1]):
+            last = interpret_rules(said)
+            if last.verdict == "needs_human":
+                reading = last
+                break
     if reading.verdict != "needs_human" and is_summary(text):
         reported = reports_a_question(text)  # "It asks whether to merge or delete."
         if reported is not None:
@@ -305,6 +331,8 @@ def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | N
             reading = Interpretation(verdict="needs_human", category=category, question=reported)
     if reading.verdict != "needs_human" or reading.category == "external_service":
         return None
+    if reading.category != "extreme_destructive" and _destroys(_final_words(text) or text):
+        reading = reading.model_copy(update={"category": "extreme_destructive"})
     said = quote(reading.question or reading.evidence or "", 160)
     return RetryDecision(
         "escalate",

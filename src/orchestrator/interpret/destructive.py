@@ -319,10 +319,13 @@ _DATA_LOSS = re.compile(
     r"(?:undone|recovered|restored)|irreversibl\w+|unrecoverabl\w+|unwiderruflich|endgültig (?:gelöscht|verloren)|"
     r"irréversible|irreversív\w+|irreversibil\w+|definitivamente (?:borrad|eliminad|apagad|cancellat)\w*|"
     r"(?:is|are|would be) (?:permanent|not (?:reversible|recoverable))|"
+    r"\b(?:would|will) (?:not be (?:kept|preserved|retained)|be lost)\b|"
     r"\b(?:this|it|that) (?:deletes|destroys|drops|wipes|erases)\b|"
     r"\bwill (?:permanently )?(?:destroy|delete|wipe|erase|drop)\b|"
     r"\bpermanently discards?\b|\bthrows? away\b|\blos(?:e|es|ing) [^.?!\n]{0,40}\bpermanently\b|\bno undo\b|"
-    r"\bhard[- ]delet\w+|\b(?:exclusão|eliminação|remoção) é definitiva\b|\bborrado es definitivo\b)|"
+    r"\bhard[- ]delet\w+|\b(?:exclusão|eliminação|remoção) é definitiva\b|\bborrado es definitivo\b|"
+    # es, pt, fr, de: "would delete real accounts", "apagaria dados", "supprimerait", "würde … löschen"
+    r"\b(?:borraría|eliminaría|apagaria|excluiria|supprimerait|effacerait)\b|\bwürde\b[^.?!\n]{0,40}\blöschen\b)|"
     r"彻底删除|永久删除|无法恢复|不可恢复|完全に削除|復元できません",
     re.I,
 )

@@ -36,7 +36,7 @@ _SELF_EVIDENT = re.compile(
     r"\bQuota exceeded\b|quota metric|\bExpiredToken\b|security token included in the request is expired|"
     r"InvalidAccessKeyId|SignatureDoesNotMatch|invalid[_ ]api[_ ]key|Invalid API Key|"
     r"API[- ]key\b[^.\n]{0,30}\b(?:expired|invalid|revoked|not authori[sz]ed|abgelaufen|ungültig)|"
-    r"npm ERR! code E40[13]|Unable to authenticate|Bad credentials|"
+    r"npm (?:ERR!|error) code E40[13]|Unable to authenticate|Bad credentials|"
     r"You must be logged in to the server|"
     r"authentication token seems to be invalid|INVALID_AUTHENTICATION|"
     r"doesn'?t resolve|does not resolve|DNS (?:lookup|resolution) fail|RateLimitError|rate_limit_error|"
@@ -67,6 +67,7 @@ _NEEDS_REMOTE = re.compile(
     r"\bauthentication failed for user\b|\bLogin failed for user\b|"
     r"\b50[0234]\b\W{0,3}(?:Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out)|"
     r"status page|\boutage\b|\bfirewall\b|\ballow ?list\b|\b(?:dns|http) block\b|"
+    r"\b(?:project|account|instance|database|workspace) (?:is|has been) (?:paused|suspended)\b|"
     r"\bSERVICE_UNAVAILABLE\b|\b(?:undergoing|is in|under) (?:scheduled |planned )?maintenance\b|"
     # no way to authenticate to it from here: "HTTPS authentication isn't configured in this environment"
     r"\b(?:authentication|auth|credentials?|access tokens?|api keys?)\b[^.\n]{0,40}?\b(?:isn't|is not|aren't|are not|"
@@ -104,7 +105,7 @@ _NOT_ERROR = re.compile(
     r"\bassert(?:s|ed|ing|ions?)?\b|\bexpect(?:ed)?\b\W*\d{3}|\bshould (?:return|respond)|"
     # code that deals with such errors, described: "Catches asyncssh exceptions (`PermissionDenied` → 401)"
     r"\bcatch(?:es|ing)?\b|\bhandl(?:e|es|ed|ing)\b|"
-    r"\brespond(?:s)? with\b|\|\s*\d{3}\s*\||\bretries on\b|\bretr(?:y|ies|ying)(?: on| a| the)? \d{3}\b|\btreated as\b|\bif you see\b|\bmeans you\b|"
+    r"\brespond(?:s|ing)?(?: with)? \d{3}\b|\brespond(?:s)? with\b|\|\s*\d{3}\s*\||\bretries on\b|\bretr(?:y|ies|ying)(?: on| a| the)? \d{3}\b|\btreated as\b|\bif you see\b|\bmeans you\b|"
     # a row of a markdown table: a catalogue of errors, not one that happened
     r"^\s*\|[^|\n]*\|[^|\n]*\||"
     # a heading of a document about errors ("## Symptom: `API Error: 529`"), an entry of a runbook

@@ -229,7 +229,9 @@ def key_error_line(text: str, limit: int = 200) -> str | None:
 _EXPECTATION = re.compile(
     r"\bexpect\(|\bexpected\s*[:=<(]|^\s*(?:Expected|Actual|Received)\b|\bexpected\s+['\"\d<\[{]|"
     r"\bassert\w*\b|\bto(?:Equal|Be|Match|Have|Contain|Throw)\w*\b|"
-    r"^E\s+(?:[\w.\[\]'\"]+ = |where |\+ |- )|^\s*(?:✓|✔|√|●)\s",
+    r"^E\s+(?:[\w.\[\]'\"]+ = |where |\+ |- )|^\s*(?:✓|✔|√|●)\s|"
+    # Go's `x_test.go:77: got 500, want 401`, unittest's `FAIL: test_viewer_gets_permission_denied`
+    r"^\s*\w+_test\.go:\d+:|\bgot\b[^\n]{0,60}\bwant\b|^(?:FAIL|ERROR): test\w*",
     re.I | re.M,
 )
 _DIFF_ROW = re.compile(r"^\s*[-+]")

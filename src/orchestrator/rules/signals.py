@@ -18,7 +18,8 @@ PERSON_DECIDES = re.compile(_PERSON_DECIDES, re.I)
 """The agent names a decision as a person's ("Product owner must decide which spec governs")."""
 PERMISSION = re.compile(
     r"\bEACCES\b|\bEPERM\b|\bEROFS\b|\bpermission denied\b|\boperation not permitted\b"
-    r"|\bPermissionError\b|\baccess (?:is )?denied\b|\bread-only file ?system\b",
+    r"|\bPermissionError\b|\baccess (?:is )?denied\b|\bread-only file ?system\b"
+    r"|\bInteractive authentication required\b",
     re.I,
 )
 CLARIFICATION = re.compile(
@@ -26,6 +27,12 @@ CLARIFICATION = re.compile(
     r"(?<!\bmay )(?<!\bmight )(?<!\bcould )\bneeds?\s+(?:human\s+)?(?:input|clarification|guidance"
     r"|a\s+decision)\b|\bI\s+need\s+(?:clarification|more\s+(?:information|context|details))\b"
     r"|\bneeds?\s+an?\s+(?:human|person(?:'s)?|manual)\s+(?:decision|input|choice)\b"
+    # de, fr, es, pt: "I need a decision", "someone has to decide", "I don't know which"
+    r"|\bj['’]ai besoin d['’]une décision\b|\bnecesito (?:que alguien (?:decida|confirme)|una decisión)\b"
+    r"|\bpreciso (?:que alguém (?:decida|confirme|escolha)|de (?:uma decisão|confirmação))\b"
+    r"|\bbrauche (?:eine|deine|Ihre) Entscheidung\b|\bDesignentscheidung\b"
+    r"|\bje ne sais pas (?:quel(?:le)?s?|si|comment)\b|\bno sé (?:cuál|si|qué)\b|\bnão sei (?:qual|se)\b"
+    r"|\bich weiß nicht,? (?:ob|welche[rsn]?)\b"
     r"|\b(?:unclear|ambiguous|underspecified|vague)\s+(?:requirements?|spec(?:ification)?s?"
     r"|instructions?|task)\b"
     r"|\brequirements?\s+(?:are|is)\s+(?:unclear|ambiguous|underspecified|vague)\b"
