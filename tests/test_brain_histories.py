@@ -686,3 +686,57 @@ def test_a_decision_asked_for_in_the_users_language(latest: str, category: str) 
 def test_what_stops_the_run_in_its_tools_words(latest: str, decision: str) -> None:
     d = decide(["FAILED tests/test_cart.py::test_total - assert 3 == 4", latest])
     assert d.decision == decision, d.reason
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [
+        "El despliegue sigue fallando con ErrImagePull / 401 Unauthorized. El token del registro "
+        "privado guardado en el secreto `regcred` caducó el 3 de noviembre.",
+        "Agent: DOCKER_PASSWORD in the environment is rejected (401) - it looks revoked or "
+        "expired. Someone with access to the org's registry account needs to rotate it.",
+        "API Request Failed\n\n402 This request requires more credits, or fewer max_tokens. To "
+        "increase, visit your provider account settings and upgrade to a paid account",
+        " Error: Copilot CLI is disabled by your organization's policy. Contact your organization "
+        "administrator to enable it.",
+    ],
+    ids=["es-registry-token-expired", "env-password-rejected", "upgrade-to-paid", "org-policy"],
+)
+def test_credentials_and_accounts_only_a_person_can_fix(latest: str) -> None:
+    d = decide(["FAILED tests/test_cart.py::test_total - assert 3 == 4", latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+def gemini_box(size: int) -> str:
+    return (
+        "│ FAIL Tests\\Feature\\PostIndexTest                             │\n"
+        f"│ Failed asserting that actual size {size} matches expected size 4. │\n"
+        "│ Tests: 1 failed, 6 passed (19 assertions)                     │\n"
+    )
+
+
+def test_the_same_test_failing_inside_a_clis_box_three_times_is_a_loop() -> None:
+    history = [
+        "✦ Filtering archived posts in the query builder, with a scope on the model.\n"
+        + "│ $ php artisan test --filter PostIndexTest                       │\n"
+        + "│ FAILED Tests\\Feature\\PostIndexTest > index hides archived posts │\n"
+        + "│ at tests/Feature/PostIndexTest.php:31                          │\n"
+        + "│   27▕     $response = $this->get('/posts');                     │\n"
+        + "│ ➜ 31▕     $response->assertJsonCount(4, 'data');                │\n"
+        + gemini_box(5),
+        "✦ Added the scope to the controller as well.\n" + gemini_box(5),
+        gemini_box(5),
+    ]
+    assert decide(history).decision == "escalate"
+
+
+def test_a_pytest_comparison_of_auth_errors_is_the_test_under_way() -> None:
+    latest = (
+        "_______________________ test_invalid_api_key_returns_401 _______________________\n"
+        "E       AssertionError: assert {'error': 'Unauthorized'} == {'error': 'invalid_api_key'}\n"
+        "E   {'error': 'Unauthorized'} != {'error': 'invalid_api_key'}\n"
+        "1 failed, 40 passed in 2.01s\n"
+    )
+    assert decide(["FAILED tests/test_keys.py::test_list - KeyError: 'id'", latest]).decision == (
+        "retry"
+    )

@@ -52,7 +52,7 @@ _NEEDS_REMOTE = re.compile(
     r"\b40[13]\b[^\n]{0,40}\b(?:Unauthori[sz]ed|Forbidden|Client Error)|\b(?:Unauthori[sz]ed|Forbidden)\b|"
     r"(?:HTTP|status(?: code)?|Status|error|Error|returned|responded(?: with)?|answers?|->|=>|code:?)\W{0,3}\s*40[13]\b|"
     r"AuthenticationError|PermissionDenied|PERMISSION_DENIED|Permission to \S+ denied|not authori[sz]ed|"
-    r"(?<!Unexpected )(?<!unexpected )(?:token|key|credentials?)\b[^.\n]{0,30}\b(?:has |have |is |are |was |were )?(?:expired|revoked|rejected|"
+    r"(?<!Unexpected )(?<!unexpected )(?:token|key|credentials?|(?-i:[A-Z][A-Z0-9_]*PASSWORD))\b[^.\n]{0,30}\b(?:has |have |is |are |was |were )?(?:expired|revoked|rejected|"
     r"invalid|incorrect|rolled|not valid|no longer valid|ungültig)|"
     r"\b(?:expired|revoked|invalid)\s+(?:API\s+|access\s+|auth\s+)?(?:key|token|credentials?)\b|"
     r"\b429\b|Too Many Requests|rate[ _-]?limit(?:ed)?\b[^.\n]{0,20}\b(?:exceeded|reached|hit)|"
@@ -68,6 +68,8 @@ _NEEDS_REMOTE = re.compile(
     r"\b50[0234]\b\W{0,3}(?:Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out)|"
     r"status page|\boutage\b|\bfirewall\b|\ballow ?list\b|\b(?:dns|http) block\b|"
     r"\b(?:project|account|instance|database|workspace) (?:is|has been) (?:paused|suspended)\b|"
+    # es, pt, fr: the registry's token expired ("El token del registro … caducó")
+    r"\btoken\b[^.\n]{0,60}\b(?:caduc[óo]|expir[óo]|expirou|a expiré|expiré)\b|"
     r"\bSERVICE_UNAVAILABLE\b|\b(?:undergoing|is in|under) (?:scheduled |planned )?maintenance\b|"
     # no way to authenticate to it from here: "HTTPS authentication isn't configured in this environment"
     r"\b(?:authentication|auth|credentials?|access tokens?|api keys?)\b[^.\n]{0,40}?\b(?:isn't|is not|aren't|are not|"
@@ -95,7 +97,7 @@ _SERVICE = re.compile(
     r"\b(?:stripe|github|gitlab|bitbucket|openai|anthropic|aws|s3|gcp|google|azure|twilio|sendgrid|mailgun|"
     r"slack|firebase|supabase|vercel|netlify|heroku|cloudflare|sentry|datadog|shopify|paypal|salesforce|"
     r"hubspot|auth0|okta|crm|erp|sandbox|registry|upstream|third[- ]party|partner|vendor|provider|"
-    r"marketplace|remote|geocoding|saas|webhook receiver|api\.\w+|external (?:api|service)|figma|jira|atlassian|"
+    r"marketplace|remote|registro|registre|geocoding|saas|webhook receiver|api\.\w+|external (?:api|service)|figma|jira|atlassian|"
     r"confluence|notion|linear|asana|trello|zendesk|intercom|segment|mixpanel|amplitude|algolia|contentful|"
     r"docker hub|npmjs|pypi|huggingface|cloudinary|mapbox|gcloud|IAM|"
     r"(?:the|their|its|from|external|remote|partner|vendor|provider'?s?)\s+API|Versand-API|Partner\w*)\b",

@@ -44,6 +44,8 @@ _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"), ""),
     (re.compile(r"\r(?!\n)"), "\n"),
+    # the box a CLI draws around a tool's output (Gemini CLI's `│ FAIL … │`)
+    (re.compile(r"^[ \t]*│[ \t]?|[ \t]*│[ \t]*$", re.M), ""),
     (
         re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
         "<uuid>",
@@ -229,9 +231,9 @@ def key_error_line(text: str, limit: int = 200) -> str | None:
 _EXPECTATION = re.compile(
     r"\bexpect\(|\bexpected\s*[:=<(]|^\s*(?:Expected|Actual|Received)\b|\bexpected\s+['\"\d<\[{]|"
     r"\bassert\w*\b|\bto(?:Equal|Be|Match|Have|Contain|Throw)\w*\b|"
-    r"^E\s+(?:[\w.\[\]'\"]+ = |where |\+ |- )|^\s*(?:✓|✔|√|●)\s|"
+    r"^E\s+(?:[\w.\[\]'\"]+ = |where |\+ |- |[^\n]*\s(?:!=|==)\s)|^\s*(?:✓|✔|√|●)\s|"
     # Go's `x_test.go:77: got 500, want 401`, unittest's `FAIL: test_viewer_gets_permission_denied`
-    r"^\s*\w+_test\.go:\d+:|\bgot\b[^\n]{0,60}\bwant\b|^(?:FAIL|ERROR): test\w*",
+    r"^\s*\w+_test\.go:\d+:|\bgot\b[^\n]{0,60}\bwant\b|^(?:FAIL|ERROR): test\w*|^_{3,} \S*test\w*",
     re.I | re.M,
 )
 _DIFF_ROW = re.compile(r"^\s*[-+]")
@@ -294,7 +296,9 @@ _FAILING_NAME = re.compile(
 )
 _TEST_FILE = re.compile(r"^\S+\.\w{1,4}(?::<n>)?(?: <dur>)?$|^\S+/\S+ <dur>$")
 # RSpec and Mocha number their failures: `  1) Subscription#renew! charges …` over the error
-_NUMBERED_FAILURE = re.compile(r"^\s*\d+\) (\S[^\n]*)\n\s*(?:Failure/Error:|\w*Error\b)", re.M)
+_NUMBERED_FAILURE = re.compile(
+    r"^\s*\d+\) (\S[^\n]*)\n\s*(?:Failure/Error:|Failed asserting\b|\w*Error\b)", re.M
+)
 
 
 def failing_names(normalised: str) -> frozenset[str]:

@@ -224,7 +224,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"credit balance (?:is )?too low|insufficient (?:credits?|balance|funds)|out of (?:credits?|funds)\b|"
             r"(?<!with )billing(?:_error| details| issue| problem)?\b|payment required|\bbilling_not_active\b|"
-            r"add (?:more )?credits|\bover budget\b|ExceededBudget|budget (?:has been |was |is )?exceeded|"
+            r"add (?:more )?credits|requires more credits|upgrade to a paid account|\bover budget\b|ExceededBudget|budget (?:has been |was |is )?exceeded|"
             r"\bspend(?:ing)? limit\b[^\n]{0,30}\b(?:reached|exceeded)|please re-?fill",
             re.I,
         ),
@@ -259,6 +259,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:do|does)(?: not|n['’]t) have access to (?:the )?model|model_not_found|\bNotFoundError\b|"
             r"\bhas disabled\b[^\n]{0,60}\baccess\b|ask your admin(?:istrator)? to enable|"
             r"\bAccess denied by policy\b|\b(?:organization|administrator|admin) has disabled\b|"
+            r"\bdisabled by (?:your |the )?(?:organization|administrator|admin)\w*|"
             r"\bmodel\b[^\n]{0,60}\bnot (?:supported|found|available)\b|"
             # the account itself must change (a plan with a tier for the model, a verified
             # organisation): waiting for a reset never clears it

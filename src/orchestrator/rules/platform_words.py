@@ -28,6 +28,7 @@ MUST_SET_KEY = (
 
 PLATFORM_PHRASES = re.compile(
     r"\bRate limit reached for \S+ in organization\b|\brequires more credits\b|"
+    r"\bdisabled by (?:your |the )?organization\w*|"
     r"Claude AI usage limit reached|\bAPI(?:Connection)?TimeoutError\b|\bcould not resolve authentication method\b|\bNo API key available\b|"
     r"\b(?:organization|account|workspace) has been (?:disabled|suspended|deactivated)\b|"
     r"\byour (?:request|account) has been (?:temporarily )?blocked\b|"
