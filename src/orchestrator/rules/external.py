@@ -37,7 +37,8 @@ _SELF_EVIDENT = re.compile(
     r"InvalidAccessKeyId|SignatureDoesNotMatch|invalid[_ ]api[_ ]key|Invalid API Key|"
     r"API[- ]key\b[^.\n]{0,30}\b(?:expired|invalid|revoked|not authori[sz]ed|abgelaufen|ungültig)|"
     r"npm (?:ERR!|error) code E40[13]|Unable to authenticate|Bad credentials|"
-    r"You must be logged in to the server|"
+    r"You must be logged in to the server|\bapi_key_expired\b|\bExpired API Key provided\b|"
+    r"\bACCOUNT_(?:DEACTIVATED|DISABLED|SUSPENDED)\b|\bGatedRepoError\b|"
     r"authentication token seems to be invalid|INVALID_AUTHENTICATION|"
     r"doesn'?t resolve|does not resolve|DNS (?:lookup|resolution) fail|RateLimitError|rate_limit_error|"
     r"has rate limited you|\bAPI Error:? 529\b|\b529 Overloaded\b|\boverloaded_error\b|"
@@ -99,7 +100,7 @@ _SERVICE = re.compile(
     r"hubspot|auth0|okta|crm|erp|sandbox|registry|upstream|third[- ]party|partner|vendor|provider|"
     r"marketplace|remote|registro|registre|geocoding|saas|webhook receiver|api\.\w+|external (?:api|service)|figma|jira|atlassian|"
     r"confluence|notion|linear|asana|trello|zendesk|intercom|segment|mixpanel|amplitude|algolia|contentful|"
-    r"docker hub|npmjs|pypi|huggingface|cloudinary|mapbox|gcloud|IAM|"
+    r"docker hub|npmjs|pypi|hugging ?face|cloudinary|mapbox|gcloud|IAM|"
     r"(?:the|their|its|from|external|remote|partner|vendor|provider'?s?)\s+API|Versand-API|Partner\w*)\b",
     re.I,
 )

@@ -8,7 +8,14 @@ import re
 
 from orchestrator.models import Category
 
-__all__ = ["CLARIFICATION", "DESIGN", "ESCALATIONS", "PERMISSION", "PERSON_DECIDES"]
+__all__ = [
+    "ACCESS_NEEDED",
+    "CLARIFICATION",
+    "DESIGN",
+    "ESCALATIONS",
+    "PERMISSION",
+    "PERSON_DECIDES",
+]
 
 _PERSON_DECIDES = (
     r"\b(?:you|someone|a\s+(?:person|human)|the\s+user|(?:the\s+)?product\s+owner|the\s+owner)\s+"
@@ -43,6 +50,15 @@ CLARIFICATION = re.compile(
     r"|" + _PERSON_DECIDES,
     re.I,
 )
+ACCESS_NEEDED = re.compile(
+    r"\b(?:needs?|requires?) someone (?:with|who has) (?:[\w-]+ ){0,4}(?:access|permissions?|rights)\b"
+    r"|\bsomeone (?:with [\w -]{0,40}access )?(?:needs|has) to (?:request|grant|renew|rotate|issue|"
+    r"provide|extend|enable|reactivate|re-?enable)\b"
+    r"|\bonly (?:someone|a person|an admin\w*) with (?:[\w-]+ ){0,3}access\b",
+    re.I,
+)
+"""The agent names access only a person holds ("this needs someone with IAM admin access",
+"someone needs to request access for the token's account")."""
 DESIGN = re.compile(
     r"\barchitectur(?:e|al)\s+(?:issue|problem|flaw|change|decision|question|concern"
     r"|limitation|rework)s?\b"
@@ -71,6 +87,11 @@ ESCALATIONS: tuple[tuple[re.Pattern[str], str, Category | None], ...] = (
         PERMISSION,
         "The agent lacks a permission (files, system or credentials) it cannot grant itself",
         None,
+    ),
+    (
+        ACCESS_NEEDED,
+        "The agent needs access only a person holds: a permission, an account or a credential",
+        "external_service",
     ),
     (
         CLARIFICATION,

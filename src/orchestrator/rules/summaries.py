@@ -60,7 +60,8 @@ _MOVED_ON = re.compile(
     re.I,
 )
 _COUNT = re.compile(
-    r"\b(\d+) (?:tests? |examples? |specs? |checks? )?(?:failed|failing|failures?|errors?)\b", re.I
+    r"\b(\d+) (?:previous |more |tests? |examples? |specs? |checks? )?(?:failed|failing|failures?|errors?)\b",
+    re.I,
 )
 
 
