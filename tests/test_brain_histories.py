@@ -740,3 +740,36 @@ def test_a_pytest_comparison_of_auth_errors_is_the_test_under_way() -> None:
     assert decide(["FAILED tests/test_keys.py::test_list - KeyError: 'id'", latest]).decision == (
         "retry"
     )
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [
+        "⏺ Summary: the Terraform code is complete. Apply fails at every IAM step because the "
+        "`ci-deployer` role has no iam:CreateRole permission. This needs someone with IAM admin "
+        "access to extend the policy.",
+        "codex: The smoke training run cannot start: the token in HF_TOKEN is not authorised for "
+        "the gated repo (GatedRepoError 403). Someone needs to request access for the token's "
+        "account.",
+        "The token endpoint issues a token fine, but every API call returns ACCOUNT_DEACTIVATED "
+        "for account SBX-448120.\n3 failed, 41 passed in 14.66s",
+        "[WebServer] StripeAuthenticationError: Expired API Key provided: sk_test_****Qx7d\n"
+        "[WebServer]   code: 'api_key_expired',\n  1 failed\n  10 passed (47.9s)",
+    ],
+    ids=["needs-someone-with-access", "someone-needs-to-request", "account-deactivated", "stripe"],
+)
+def test_access_only_a_person_holds(latest: str) -> None:
+    d = decide(["FAILED tests/test_cart.py::test_total - assert 3 == 4", latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+def test_fewer_previous_errors_each_time_is_progress() -> None:
+    history = [
+        "Failed: error[E0425]: cannot find value `cap` in this scope\nerror: could not compile "
+        "`lru-store` (lib) due to 3 previous errors",
+        "Failed: error[E0308]: mismatched types in src/persist.rs\nerror: could not compile "
+        "`lru-store` (lib) due to 2 previous errors",
+        "Failed: error[E0599]: no method named `write_all` in src/persist.rs\nerror: could not "
+        "compile `lru-store` (lib) due to 1 previous error",
+    ]
+    assert decide(history).decision == "retry"
