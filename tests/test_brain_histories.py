@@ -773,3 +773,37 @@ def test_fewer_previous_errors_each_time_is_progress() -> None:
         "compile `lru-store` (lib) due to 1 previous error",
     ]
     assert decide(history).decision == "retry"
+
+
+def test_a_model_api_hiccup_between_two_failures_is_no_oscillation() -> None:
+    code = "FAILED tests/test_slug.py::test_unicode - AssertionError: 'cafe' != 'café'"
+    hiccup = 'API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}'
+    assert decide([code, hiccup, code.replace("cafe", "caf")]).decision == "retry"
+
+
+def test_fewer_eslint_problems_each_time_is_progress() -> None:
+    def lint(n: int) -> str:
+        return (
+            "$ npx eslint src\n/src/app/cart.ts\n  12:7  error  'total' is assigned a value but "
+            f"never used  no-unused-vars\n\n✖ {n} problems ({n} errors, 0 warnings)\n"
+        )
+
+    assert decide([lint(12), lint(7), lint(3)]).decision == "retry"
+
+
+def test_the_apps_own_rate_limiter_logging_is_no_rate_limit() -> None:
+    latest = (
+        "WARNING  throttle.bucket:bucket.py:57 rate limit exceeded for key=tenant-42 (tokens=0)\n"
+        "FAILED tests/test_bucket.py::test_refill - assert 0 == 1\n1 failed, 30 passed in 0.4s"
+    )
+    assert decide(["FAILED tests/test_bucket.py::test_take - KeyError: 'k'", latest]).decision == (
+        "retry"
+    )
+
+
+def test_words_after_a_log_that_ask_nothing_do_not_escalate() -> None:
+    latest = (
+        "$ mypy src\nsrc/a.py:3: error: Name 'x' is not defined  [name-defined]\n"
+        "Found 1 error in 1 file\n\nmypy のエラーは 5 件から 1 件に減りました？ 残りは未定義の名前です。"
+    )
+    assert decide(["src/a.py:9: error: Incompatible types", latest]).decision == "retry"

@@ -320,7 +320,8 @@ def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | N
         # the attempt failed, which its tools' records say first; its last words may still ask
         for said in (words, words.rsplit("\n\n", 1)[-1]):
             last = interpret_rules(said)
-            if last.verdict == "needs_human":
+            asked = last.question is None or "?" in last.question or "？" in last.question
+            if last.verdict == "needs_human" and asked and (last.category or _destroys(words)):
                 reading = last
                 break
     if reading.verdict != "needs_human" and is_summary(text):

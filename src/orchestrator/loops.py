@@ -28,6 +28,7 @@ from orchestrator.rules.failure import (
     normalised_tail,
     signature_of_key_lines,
 )
+from orchestrator.rules.platform import find_platform_error
 from orchestrator.rules.summaries import (
     fewer_failing,
     is_summary,
@@ -341,7 +342,9 @@ _DID_NOT_RUN = re.compile(
     r"ERR_PNPM_NO_IMPORTER_MANIFEST_FOUND|can't open file '[^']*\.py'",
     re.I,
 )
-_FAILED_COUNT = re.compile(r"\b(\d+) failed(?=,| \||\s+in\b| \(|[ =]*$)", re.I | re.M)
+_FAILED_COUNT = re.compile(
+    r"\b(\d+) failed(?=,| \||\s+in\b| \(|[ =]*$)|✖ (\d+) problems?\b", re.I | re.M
+)
 _RAN = re.compile(
     r"\b\d+ (?:passed|failed)\b|^\s*(?:FAIL|FAILED|✕|×)\s|\berror TS\d{4}", re.I | re.M
 )
@@ -356,20 +359,29 @@ def did_not_run(text: str) -> bool:
 
 
 def comparable(errors: Sequence[str]) -> list[str]:
-    """The failures that say something about the code: `did_not_run` ones are left out (an agent
-    that alternates a check run from the wrong folder with real runs is not oscillating), unless
-    every failure is one (then running from the wrong place is the loop)."""
-    kept = [e for e in errors if not did_not_run(e)]
+    """The failures that say something about the code: `did_not_run` ones and those the model
+    API's passing trouble cut off are left out (an agent that alternates a check run from the
+    wrong folder with real runs is not oscillating), unless every failure is one (then that is
+    the loop)."""
+    kept = [e for e in errors if not did_not_run(e) and not _passing_trouble(e)]
     return kept if kept else list(errors)
+
+
+def _passing_trouble(text: str) -> bool:
+    """The attempt was cut off by the model API's passing trouble (overloaded, a 5xx, a dropped
+    stream): it says nothing about the code, so it is neither a repeat nor the B of an A-B-A."""
+    err = find_platform_error(text)
+    return err is not None and err.spec.transient
 
 
 def failed_count(text: str) -> int | None:
     """How many tests the runner's last summary line says failed (pytest `4 failed, 39 passed`,
-    jest `Tests: 3 failed`, vitest `Tests  21 failed | 63 passed`, playwright `1 failed`)."""
+    jest `Tests: 3 failed`, vitest `Tests  21 failed | 63 passed`, playwright `1 failed`), or
+    how many problems ESLint's summary counts (`✖ 12 problems`)."""
     last = None
     for match in _FAILED_COUNT.finditer(text[-RAW_TAIL_CHARS:]):
         last = match
-    return int(last.group(1)) if last else None
+    return int(last.group(1) or last.group(2)) if last else None
 
 
 def fewer_failures(errors: Sequence[str]) -> tuple[int, int] | None:
