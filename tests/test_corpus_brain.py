@@ -34,6 +34,9 @@ from orchestrator.brain import RetryDecision, rules_decision
 
 CORPUS = Path(__file__).parent / "corpus_brain"
 SPLITS = ("tune", "holdback", "holdback2", "holdback3")
+STYLES_CORPUS = Path(__file__).parent / "corpus_brain_styles"
+STYLES = tuple(sorted(p.name for p in STYLES_CORPUS.iterdir() if p.is_dir()))
+"""Realistic attempt histories written blind by helper sessions (`corpus_brain_styles/README.md`)."""
 LABELS = ("retry", "escalate")
 FIELDS = ("agent", "source", "label_from", "decision", "category", "kind", "attempts")
 AGENTS = ("cursor", "cline", "claude", "codex", "aider", "copilot", "gemini", "openhands", "roo")
@@ -82,7 +85,9 @@ EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)*\.[A-Za
 # and holdback unchanged.
 MEASURED: dict[str, tuple[float, float, float, float, float]] = {
     "tune": (0.886, 0.750, 0.074, 0.625, 0.600),
-    "holdback": (0.707, 0.417, 0.172, 0.333, 0.537),
+    # 0.707 when scored once; 0.732 since the third session's round on realistic histories,
+    # which was written on none of these splits (holdback3: 0.762 -> 0.810 the same way)
+    "holdback": (0.732, 0.500, 0.172, 0.333, 0.512),
     # scored once at 0.667; in-sample since: 0.778 after the platform rules, 0.867 after a
     # refusal of the request itself repeated (or the context running out twice) escalates
     "holdback2": (0.867, 0.864, 0.130, 0.864, 0.267),
@@ -92,7 +97,30 @@ MEASURED: dict[str, tuple[float, float, float, float, float]] = {
     # nothing there; 6 of its 11 retries are rate limits that cleared by themselves. Then, in-sample:
     # a link is no message (".../settings/billing"), a quota "per minute" stays a rate limit
     # whatever billing advice follows, and a rate limit that resets within minutes is retried.
-    "holdback3": (0.762, 0.700, 0.182, 0.700, 0.095),
+    "holdback3": (0.810, 0.800, 0.182, 0.800, 0.048),
+}
+# Realistic histories (`corpus_brain_styles/`), each written blind and scored once before any
+# rule was written on it (the README's table); since then in-sample, with the rules of this row.
+# Scored once (session start 0a05942 → the commit it was first scored at): bstyles1 0.783 and
+# bstyles2 0.783 at the start; bstyles4 0.650 → 0.717 (9c2aea6); bstyles6 0.650 → 0.767
+# (58c4dd0); bstyles7 0.667 → 0.817 (4b36d9f); bstyles8 0.733 → 0.833 and bstyles9 0.717 →
+# 0.767 (3557c5b); bstyles3 0.667 → 0.783 and bstyles5 0.717 → 0.900 (07d3074); bstyles10
+# 0.867 → 0.883 and bstyles11 0.667 → 0.833 (2a1777d); bstyles12 0.817 → 0.917 and bstyles13
+# 0.700 → 0.717 (03dc077). The figures below are in-sample, at eb1b5ae.
+MEASURED_STYLES: dict[str, tuple[float, float, float, float, float]] = {
+    "bstyles1": (0.983, 1.000, 0.036, 0.906, 0.283),
+    "bstyles2": (0.967, 0.933, 0.000, 0.900, 0.367),
+    "bstyles3": (0.850, 0.833, 0.133, 0.733, 0.333),
+    "bstyles4": (1.000, 1.000, 0.000, 0.967, 0.400),
+    "bstyles5": (0.933, 0.900, 0.033, 0.867, 0.367),
+    "bstyles6": (0.950, 0.900, 0.000, 0.867, 0.550),
+    "bstyles7": (0.983, 1.000, 0.033, 0.867, 0.283),
+    "bstyles8": (0.900, 0.833, 0.033, 0.767, 0.333),
+    "bstyles9": (0.933, 0.933, 0.067, 0.867, 0.300),
+    "bstyles10": (0.900, 0.867, 0.067, 0.767, 0.400),
+    "bstyles11": (0.900, 0.867, 0.067, 0.833, 0.283),
+    "bstyles12": (0.917, 0.867, 0.033, 0.733, 0.283),
+    "bstyles13": (0.767, 0.667, 0.133, 0.600, 0.433),
 }
 MARGIN = 0.10
 
@@ -121,13 +149,15 @@ def split_of(stem: str) -> str:
 
 def load(split: str) -> list[BrainCase]:
     cases = []
-    for path in sorted((CORPUS / split).glob("*/*.yaml")):
+    root = STYLES_CORPUS if split in STYLES else CORPUS
+    for path in sorted((root / split).glob("*/*.yaml")):
         meta = yaml.safe_load(path.read_text(encoding="utf-8"))
         cases.append(BrainCase(path, split, path.parent.name, meta))
     return cases
 
 
 ALL = [case for split in SPLITS for case in load(split)]
+ALL_STYLES = [case for split in STYLES for case in load(split)]
 
 
 def decide(case: BrainCase) -> RetryDecision:
@@ -198,13 +228,16 @@ def score(cases: list[BrainCase]) -> tuple[Score, dict[str, Score], dict[str, Sc
 def test_corpus_brain_headers() -> None:
     assert len(ALL) >= 40
     assert {c.split for c in ALL} == set(SPLITS)
-    for case in ALL:
-        meta, where = case.meta, case.path.relative_to(CORPUS)
+    assert len(ALL_STYLES) >= 300 and set(MEASURED_STYLES) == set(STYLES)
+    for case in ALL + ALL_STYLES:
+        meta, where = case.meta, case.path.relative_to(CORPUS.parent)
         assert tuple(meta) == FIELDS, f"{where}: fields {tuple(meta)}"
         assert case.label in LABELS, where
         assert meta["decision"] == case.label, f"{where}: decision disagrees with its folder"
         # holdback2 and holdback3 were collected later, apart, as wholes: no hash decides them
-        assert case.split in ("holdback2", "holdback3") or split_of(case.stem) == case.split, where
+        assert (
+            case.split in ("holdback2", "holdback3", *STYLES) or split_of(case.stem) == case.split
+        ), where
         assert meta["agent"] in AGENTS and case.stem.startswith(f"{meta['agent']}_"), where
         assert meta["category"] in CATEGORIES, where
         assert meta["decision"] == "escalate" or meta["category"] is None, where
@@ -220,9 +253,9 @@ def test_corpus_brain_headers() -> None:
             assert not EMAIL.search(text), f"{where}: an e-mail address"
 
 
-@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("split", SPLITS + STYLES)
 def test_corpus_brain_scores(split: str) -> None:
-    cases = [c for c in ALL if c.split == split]
+    cases = [c for c in ALL + ALL_STYLES if c.split == split]
     total, by_kind, by_agent, misses = score(cases)
     print(f"\n{total.row(split)}")
     for name in sorted(by_kind):
@@ -232,7 +265,7 @@ def test_corpus_brain_scores(split: str) -> None:
     print(f"misses ({len(misses)}):")
     print("\n".join(misses))
     decision, caught, false_esc, category, unsure = total.figures()
-    m_decision, m_caught, m_false, m_category, m_unsure = MEASURED[split]
+    m_decision, m_caught, m_false, m_category, m_unsure = {**MEASURED, **MEASURED_STYLES}[split]
     assert decision >= m_decision - MARGIN
     assert caught >= m_caught - MARGIN
     assert false_esc <= m_false + MARGIN
