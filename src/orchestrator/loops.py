@@ -257,7 +257,6 @@ class LoopDetector:
         ):
             aba = _score(window[-3], window[-1])
             if all(is_summary(e) for e in errors[-3:]):  # summaries: also by what they name
-                need = max(0.5, threshold - _REWORDED_NAMES)
                 again = same_failure(errors[-3], errors[-1], need)
                 if again is not None and same_failure(errors[-2], errors[-1], need) is None:
                     aba = max(aba, threshold)
@@ -290,7 +289,7 @@ def _reworded(raws: Sequence[str], prepared: Sequence[_Prepared], need: float) -
     return None if any(s is None for s in shares) else min(s for s in shares if s is not None)
 
 
-_REWORDED = 0.3
+_SAME_TESTS_SLACK = 0.3
 """How much less alike than the threshold two failures of the same tests may be: a race report's
 addresses and goroutines, a compiler's other line, a value that moved."""
 
@@ -307,7 +306,7 @@ def _same_tests(
     if not common or any(p.signature != window[0].signature for p in window):
         return None
     lowest = min(sims) if sims else 1.0
-    return lowest if lowest >= threshold - _REWORDED else None
+    return lowest if lowest >= threshold - _SAME_TESTS_SLACK else None
 
 
 def _came_back(
