@@ -369,7 +369,7 @@ def comparable(errors: Sequence[str]) -> list[str]:
 def _passing_trouble(text: str) -> bool:
     """The attempt was cut off by the model API's passing trouble (overloaded, a 5xx, a dropped
     stream): it says nothing about the code, so it is neither a repeat nor the B of an A-B-A."""
-    err = find_platform_error(text)
+    err = find_platform_error(text[-RAW_TAIL_CHARS:])  # its end, as for the failure itself
     return err is not None and err.spec.transient
 
 
