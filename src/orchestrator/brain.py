@@ -316,7 +316,8 @@ def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | N
         text = _QUOTE_OPEN.sub(r"\1", re.sub(r"[\"“”]", "", text))
         text = _QUOTE_CLOSE.sub(r"\1", text)
     reading = interpret_rules(text)
-    if reading.verdict == "failed" and "?" in (words := _final_words(text)):
+    words = _final_words(text)
+    if reading.verdict == "failed" and "?" in words:
         # the attempt failed, which its tools' records say first; its last words may still ask
         for said in (words, words.rsplit("\n\n", 1)[-1]):
             last = interpret_rules(said)
@@ -332,7 +333,7 @@ def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | N
             reading = Interpretation(verdict="needs_human", category=category, question=reported)
     if reading.verdict != "needs_human" or reading.category == "external_service":
         return None
-    if reading.category != "extreme_destructive" and _destroys(_final_words(text) or text):
+    if reading.category != "extreme_destructive" and _destroys(words or text):
         reading = reading.model_copy(update={"category": "extreme_destructive"})
     said = quote(reading.question or reading.evidence or "", 160)
     return RetryDecision(

@@ -240,7 +240,9 @@ class LoopDetector:
             )
         window_back = max(repeat * 2, _RECURRENCE_WINDOW)
         back = errors[-window_back:]
-        came_back = _came_back(self._prepare_all(back), threshold, repeat, back, need)
+        # the window's failures are prepared already; only the older ones are added
+        prepared_back = [*self._prepare_all(back[: len(back) - len(window)]), *window]
+        came_back = _came_back(prepared_back, threshold, repeat, back, need)
         if repeat >= 3 and came_back is not None:
             return LoopVerdict(
                 "repeated",
