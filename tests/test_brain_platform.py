@@ -75,6 +75,35 @@ def test_a_rate_limit_that_resets_within_minutes_is_retried() -> None:
     assert d.decision == "retry"
 
 
+FAILING_TEST = (
+    "--- FAIL: TestTransferIdempotent (0.14s)\n    store_test.go:41: got 2 rows, want 1\nFAIL"
+)
+
+
+def test_a_usage_window_that_resets_within_hours_is_waited_for() -> None:
+    for limit in (
+        "■ You've hit your usage limit. Try again in 9 minutes.",
+        '{"type":"error","message":"You\'ve hit your usage limit. Try again in 2 hours 10 minutes."}',
+    ):
+        d = decide([FAILING_TEST, limit])
+        assert d.decision == "retry", limit
+        assert "resets in" in d.reason and d.guidance_for_retry
+
+
+def test_a_usage_limit_days_away_or_at_a_clock_time_asks_the_person_whatever_the_hour() -> None:
+    for limit in (
+        "■ You've hit your usage limit. Try again in 4 days 3 hours.",
+        "5-hour limit reached ∙ resets 3am",
+    ):
+        first = decide([FAILING_TEST, limit])
+        assert (first.decision, first.category) == ("escalate", "external_service"), limit
+    # the decision on a clock time does not move with the hour the rules run at
+    from orchestrator.rules.reset_time import delay_named
+
+    assert delay_named("resets 3am") is None and delay_named("limit reached|1750000000") is None
+    assert delay_named("Try again in 9 minutes.") == 540.0
+
+
 def test_a_per_minute_quota_with_billing_advice_is_a_rate_limit() -> None:
     from orchestrator.rules.platform import kind_of
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -29,6 +28,7 @@ from orchestrator.rules.external import external_line
 from orchestrator.rules.failure import ANSI, without_expectations
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
+from orchestrator.rules.reset_time import delay_named
 from orchestrator.rules.signals import ESCALATIONS
 from orchestrator.rules.summaries import is_summary, reports_a_question, says_again
 
@@ -404,7 +404,10 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
     if err is None:
         return None
     spec, said = err.spec, quote(err.message, 160)
-    soon = err.retry_at is not None and err.retry_at - time.time() <= 600
+    # only a wait named relative to now ("try again in 9 minutes"): a clock time or an epoch
+    # would make the decision depend on the hour the rules run
+    delay = _delay_named(latest, err.message)
+    soon = delay is not None and delay <= 600
     first = before is None or _platform_kind(before) != "rate_limit"
     if err.kind == "rate_limit" and (soon or first):
         # the API named a short wait ("Please try again in 40s"), or the limit was hit for the
@@ -414,6 +417,14 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
             "retry",
             f"A rate limit of the agent's model API {when} (`{said}`)",
             "The previous attempt was stopped by the model API's rate limit, not by the code: "
+            "continue the task from where it stopped (its changes are still there).",
+        )
+    if spec.waits and delay is not None and delay <= _SHORT_WAIT:
+        # a usage window or a quota that resets within hours: the run waits for it, no person
+        return RetryDecision(
+            "retry",
+            f"A usage limit of the agent's platform that resets in {_hours(delay)} (`{said}`)",
+            "The previous attempt was stopped by the platform's usage limit, not by the code: "
             "continue the task from where it stopped (its changes are still there).",
         )
     if not spec.transient:
@@ -426,6 +437,21 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
         "The previous attempt was cut off by a temporary error of the model API, not by the "
         "code: continue the task from where it stopped (its changes are still there).",
     )
+
+
+_SHORT_WAIT = 6 * 3600.0
+"""The longest usage-limit reset the brain waits for rather than asking (a five-hour window):
+a weekly or monthly allowance used up is a plan for the person to change."""
+
+
+def _delay_named(text: str, message: str) -> float | None:
+    """The wait named in the platform's message or in the few lines under it in TEXT."""
+    at = text.rfind(message[:80])
+    return delay_named(text[at : at + len(message) + 300] if at >= 0 else message)
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def _platform_kind(text: str) -> str | None:

@@ -8,7 +8,7 @@ import re
 import time
 from datetime import datetime, timedelta
 
-__all__ = ["reset_time"]
+__all__ = ["delay_named", "reset_time"]
 
 _UNITS = {
     "d": 86400,
@@ -64,6 +64,33 @@ def _dated(m: re.Match[str]) -> float | None:
         return None
 
 
+def delay_named(text: str) -> float | None:
+    """The wait a message names relative to now, in seconds ("Try again in 9 minutes", `retryDelay:
+    "23s"`), or None: unlike a clock time or an epoch it means the same whatever the hour it is
+    read at, so a decision taken on it does not depend on when the rules run.
+
+    >>> delay_named("You've hit your usage limit. Try again in 9 minutes.")
+    540.0
+    """
+    if _EPOCH.search(text):
+        return None
+    m = _IN.search(text)
+    return _seconds(m) if m else None
+
+
+def _seconds(m: re.Match[str]) -> float | None:
+    """The delay an `_IN` match names, in seconds; None for a zero one."""
+    if m.group(2) or m.group(3):
+        return float(m.group(2) or m.group(3))
+    seconds = sum(
+        float(n) * _UNITS[unit.lower().rstrip("s") or "s"]
+        if unit.lower() not in ("s", "ms")
+        else float(n) * _UNITS[unit.lower()]
+        for n, unit in _PART.findall(m.group(1))
+    )
+    return seconds if seconds > 0 else None
+
+
 def reset_time(text: str, *, now: float | None = None) -> float | None:
     """When a limit resets, read from a platform's message: an epoch (`…limit reached|1750000000`),
     a delay (`try again in 4 days 3 hours`, `Please retry in 23.5s`, `retryDelay: "23s"`), or a
@@ -78,17 +105,8 @@ def reset_time(text: str, *, now: float | None = None) -> float | None:
     now = time.time() if now is None else now
     if m := _EPOCH.search(text):
         return float(m.group(1) or m.group(2))
-    if m := _IN.search(text):
-        if m.group(2) or m.group(3):
-            return now + float(m.group(2) or m.group(3))
-        seconds = sum(
-            float(n) * _UNITS[unit.lower().rstrip("s") or "s"]
-            if unit.lower() not in ("s", "ms")
-            else float(n) * _UNITS[unit.lower()]
-            for n, unit in _PART.findall(m.group(1))
-        )
-        if seconds > 0:
-            return now + seconds
+    if (m := _IN.search(text)) and (seconds := _seconds(m)) is not None:
+        return now + seconds
     if (md := _AT_DATE.search(text)) and (at_date := _dated(md)) is not None:
         return at_date
     for m in _AT.finditer(text):
