@@ -17,20 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from orchestrator.interpret.core import interpret_rules
-from orchestrator.interpret.destructive import held_for_data_loss, is_extreme_destructive
-from orchestrator.interpret.model import Interpretation
-from orchestrator.interpret.text import final_prose, split_lines, tail_text
+from orchestrator.agent_words import asks_the_person, destroys, final_words, ran_destructive
 from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
 from orchestrator.rules.external import external_line
-from orchestrator.rules.failure import ANSI, without_expectations
+from orchestrator.rules.failure import without_expectations
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
 from orchestrator.rules.reset_time import delay_named
 from orchestrator.rules.signals import ESCALATIONS
-from orchestrator.rules.summaries import is_summary, reports_a_question, says_again
+from orchestrator.rules.summaries import is_summary, says_again
 
 __all__ = [
     "BRAIN_BACKENDS",
@@ -145,7 +142,7 @@ def _rules(
         if prior is not None and prior.decision == "escalate":
             return replace(prior, reason=f"The same as the attempt before: {prior.reason}"), True
 
-    ran = _ran_destructive(latest)
+    ran = ran_destructive(latest)
     if ran is not None:
         reason = (
             f"The agent ran a command that destroys data or shared history (`{quote(ran, 120)}`): "
@@ -153,13 +150,18 @@ def _rules(
         )
         return RetryDecision("escalate", reason, None, category="extreme_destructive"), True
 
-    asked = None if loops_checked else _asks_the_person(attempt_history[-1])
+    asked = None if loops_checked else asks_the_person(attempt_history[-1])
+    unanswered = False
     if asked is None and not loops_checked and len(attempt_history) > 1:
         # the attempt before asked the person to choose, and nobody answered
-        earlier = _asks_the_person(attempt_history[-2], earlier=True)
+        earlier = asks_the_person(attempt_history[-2])
         asked = earlier if earlier is not None and earlier.category is not None else None
+        unanswered = True
     if asked is not None:
-        return asked, True
+        reason = f"The agent asked for a decision only a person can make (`{asked.said}`)" + (
+            " in the attempt before, and nobody has answered" if unanswered else ""
+        )
+        return RetryDecision("escalate", reason, None, category=asked.category), True
 
     # what a test expected, or what the agent says it changed, is not what happened
     observed = _CHANGE_MADE.sub("", without_expectations(latest))
@@ -175,7 +177,7 @@ def _rules(
         match = pattern.search(observed)
         if match:
             reason = f"{why} (`{quote(match.group(0), 120)}`)"
-            if category == "ambiguous_requirements" and _destroys(_final_words(latest) or latest):
+            if category == "ambiguous_requirements" and destroys(final_words(latest) or latest):
                 category = "extreme_destructive"  # the choice it asks for would lose data
             return RetryDecision("escalate", reason, None, category=category), loop is not None
 
@@ -277,89 +279,6 @@ def _credential_fault(text: str) -> str | None:
             and not _IN_A_TEST.search(line)
         ):
             return line.strip()[:300]
-    return None
-
-
-_DATA_AT_STAKE = re.compile(
-    r"\b(?:delet\w*|drop\w*|wip\w+|truncat\w*|destroy\w*|reset\w*|los(?:e|ing|t)|purg\w+|"
-    r"force[- ]push\w*|overwrit\w+|rewrit\w+)\b[^.\n]{0,80}\b(?:rows?|records?|data|tables?|schema|"
-    r"databases?|history|commits?|users?)\b",
-    re.I,
-)
-"""A step a summary reports the agent held back that would lose data or history."""
-
-
-def _destroys(words: str) -> bool:
-    """The agent's words put forward a step that destroys data or shared history."""
-    return bool(
-        held_for_data_loss(words, waiting=True)
-        or any(is_extreme_destructive(line.strip(" `$")) for line in words.splitlines())
-    )
-
-
-def _final_words(text: str) -> str:
-    """The agent's last prose (`interpret.text.final_prose`), without the tool output above."""
-    lines = split_lines(text)
-    return tail_text(lines, final_prose(lines))
-
-
-_QUOTE_OPEN = re.compile(r"(:\s*)['‘]")
-_QUOTE_CLOSE = re.compile(r"([.?!])['’](?=\s*$)", re.M)
-
-
-def _asks_the_person(latest: str, *, earlier: bool = False) -> RetryDecision | None:
-    """The latest attempt ended on the agent asking the person: a question addressed to them,
-    a choice between approaches, a step that would destroy data held back for approval (the
-    interpreter's reading of its output). Another attempt would only ask again."""
-    text = ANSI.sub("", latest[-SCAN_CHARS:])
-    if is_summary(text):  # a summary quotes the agent's last words: `Agent stopped: "Which …?"`
-        text = _QUOTE_OPEN.sub(r"\1", re.sub(r"[\"“”]", "", text))
-        text = _QUOTE_CLOSE.sub(r"\1", text)
-    reading = interpret_rules(text)
-    words = _final_words(text)
-    if reading.verdict == "failed" and "?" in words:
-        # the attempt failed, which its tools' records say first; its last words may still ask
-        for said in (words, words.rsplit("\n\n", 1)[-1]):
-            last = interpret_rules(said)
-            asked = last.question is None or "?" in last.question or "？" in last.question
-            if last.verdict == "needs_human" and asked and (last.category or _destroys(words)):
-                reading = last
-                break
-    if reading.verdict != "needs_human" and is_summary(text):
-        reported = reports_a_question(text)  # "It asks whether to merge or delete."
-        if reported is not None:
-            held = _DATA_AT_STAKE.search(text) or is_extreme_destructive(text)
-            category: Category = "extreme_destructive" if held else "ambiguous_requirements"
-            reading = Interpretation(verdict="needs_human", category=category, question=reported)
-    if reading.verdict != "needs_human" or reading.category == "external_service":
-        return None
-    if reading.category != "extreme_destructive" and _destroys(words or text):
-        reading = reading.model_copy(update={"category": "extreme_destructive"})
-    said = quote(reading.question or reading.evidence or "", 160)
-    return RetryDecision(
-        "escalate",
-        f"The agent asked for a decision only a person can make (`{said}`)"
-        + (" in the attempt before, and nobody has answered" if earlier else ""),
-        None,
-        category=reading.category,
-    )
-
-
-_RAN = re.compile(
-    r"^\s*(?:\$|❯|PS>)\s+(\S.*)$|\bBash\((.+)\)\s*$|\[execute_command for '(.+)'\]|"
-    r"^\s*(?:COMMAND|Running):[ \t]*\n?[ \t]*(\S.*)$",
-    re.M,
-)
-
-
-def _ran_destructive(text: str) -> str | None:
-    """The first command the agent ran in TEXT (`$ cmd`, `Bash(cmd)`, a Cline `execute_command`,
-    `COMMAND:`) that destroys data or shared history (`rules.destructive`), else None."""
-    for match in _RAN.finditer(text):
-        command = next(g for g in match.groups() if g)
-        found = is_extreme_destructive(command)
-        if found:
-            return found
     return None
 
 

@@ -1,0 +1,106 @@
+"""What a failed attempt's own words ask of the person: a question or a choice addressed to
+them, a step that would destroy data held back for approval, or a destructive command it ran.
+
+The brain reads these before the errors around them (issue 11): an agent that asks is not
+helped by another attempt, which would only ask again. Kept apart from `brain.py`, which
+decides; this module only reads, with the interpreter's rules and `rules.destructive`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from orchestrator.interpret.core import interpret_rules
+from orchestrator.interpret.destructive import held_for_data_loss, is_extreme_destructive
+from orchestrator.interpret.model import Interpretation
+from orchestrator.interpret.text import final_prose, split_lines, tail_text
+from orchestrator.models import Category
+from orchestrator.rules.failure import ANSI
+from orchestrator.rules.hints import SCAN_CHARS, quote
+from orchestrator.rules.summaries import is_summary, reports_a_question
+
+__all__ = ["Asked", "asks_the_person", "destroys", "final_words", "ran_destructive"]
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The agent asked the person: what it asked (quoted), and the seed-004 category."""
+
+    said: str
+    category: Category | None
+
+
+_DATA_AT_STAKE = re.compile(
+    r"\b(?:delet\w*|drop\w*|wip\w+|truncat\w*|destroy\w*|reset\w*|los(?:e|ing|t)|purg\w+|"
+    r"force[- ]push\w*|overwrit\w+|rewrit\w+)\b[^.\n]{0,80}\b(?:rows?|records?|data|tables?|schema|"
+    r"databases?|history|commits?|users?)\b",
+    re.I,
+)
+"""A step a summary reports the agent held back that would lose data or history."""
+
+
+def destroys(words: str) -> bool:
+    """The agent's words put forward a step that destroys data or shared history."""
+    return bool(
+        held_for_data_loss(words, waiting=True)
+        or any(is_extreme_destructive(line.strip(" `$")) for line in words.splitlines())
+    )
+
+
+def final_words(text: str) -> str:
+    """The agent's last prose (`interpret.text.final_prose`), without the tool output above."""
+    lines = split_lines(text)
+    return tail_text(lines, final_prose(lines))
+
+
+_QUOTE_OPEN = re.compile(r"(:\s*)['‘]")
+_QUOTE_CLOSE = re.compile(r"([.?!])['’](?=\s*$)", re.M)
+
+
+def asks_the_person(latest: str) -> Asked | None:
+    """The latest attempt ended on the agent asking the person: a question addressed to them,
+    a choice between approaches, a step that would destroy data held back for approval (the
+    interpreter's reading of its output). Another attempt would only ask again."""
+    text = ANSI.sub("", latest[-SCAN_CHARS:])
+    if is_summary(text):  # a summary quotes the agent's last words: `Agent stopped: "Which …?"`
+        text = _QUOTE_OPEN.sub(r"\1", re.sub(r"[\"“”]", "", text))
+        text = _QUOTE_CLOSE.sub(r"\1", text)
+    reading = interpret_rules(text)
+    words = final_words(text)
+    if reading.verdict == "failed" and "?" in words:
+        # the attempt failed, which its tools' records say first; its last words may still ask
+        for said in (words, words.rsplit("\n\n", 1)[-1]):
+            last = interpret_rules(said)
+            asked = last.question is None or "?" in last.question or "？" in last.question
+            if last.verdict == "needs_human" and asked and (last.category or destroys(words)):
+                reading = last
+                break
+    if reading.verdict != "needs_human" and is_summary(text):
+        reported = reports_a_question(text)  # "It asks whether to merge or delete."
+        if reported is not None:
+            held = _DATA_AT_STAKE.search(text) or is_extreme_destructive(text)
+            category: Category = "extreme_destructive" if held else "ambiguous_requirements"
+            reading = Interpretation(verdict="needs_human", category=category, question=reported)
+    if reading.verdict != "needs_human" or reading.category == "external_service":
+        return None
+    if reading.category != "extreme_destructive" and destroys(words or text):
+        reading = reading.model_copy(update={"category": "extreme_destructive"})
+    return Asked(quote(reading.question or reading.evidence or "", 160), reading.category)
+
+
+_RAN = re.compile(
+    r"^\s*(?:\$|❯|PS>)\s+(\S.*)$|\bBash\((.+)\)\s*$|\[execute_command for '(.+)'\]|"
+    r"^\s*(?:COMMAND|Running):[ \t]*\n?[ \t]*(\S.*)$",
+    re.M,
+)
+
+
+def ran_destructive(text: str) -> str | None:
+    """The first command the agent ran in TEXT (`$ cmd`, `Bash(cmd)`, a Cline `execute_command`,
+    `COMMAND:`) that destroys data or shared history (`rules.destructive`), else None."""
+    for match in _RAN.finditer(text):
+        command = next(g for g in match.groups() if g)
+        found = is_extreme_destructive(command)
+        if found:
+            return found
+    return None
