@@ -807,3 +807,75 @@ def test_words_after_a_log_that_ask_nothing_do_not_escalate() -> None:
         "Found 1 error in 1 file\n\nmypy のエラーは 5 件から 1 件に減りました？ 残りは未定義の名前です。"
     )
     assert decide(["src/a.py:9: error: Incompatible types", latest]).decision == "retry"
+
+
+RUST_ATTEMPTS = [
+    """Applied edit to src/cache.rs
+Commit 8d1e0a7 fix: avoid double borrow in get_or_insert
+   Compiling tilecache v0.3.0 (/work/tilecache)
+error[E0502]: cannot borrow `self.map` as mutable because it is also borrowed as immutable
+  --> src/cache.rs:47:13
+44 |         if let Some(v) = self.map.get(&key) {
+   |                          -------- immutable borrow occurs here
+47 |             self.map.insert(key.clone(), make());
+   |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ mutable borrow occurs here
+error: could not compile `tilecache` (lib) due to 1 previous error
+""",
+    """Applied edit to src/cache.rs
+Commit 3b77f2c refactor: split lookup and insert in get_or_insert
+error[E0502]: cannot borrow `*self` as mutable because it is also borrowed as immutable
+  --> src/cache.rs:50:13
+46 |         let found = self.map.get(&k);
+   |                     -------- immutable borrow occurs here
+50 |             self.evict_oldest();
+   |             ^^^^^^^^^^^^^^^^^^^ mutable borrow occurs here
+51 |             return found.unwrap();
+   |                    ----- immutable borrow later used here
+""",
+    """cargo build --all-targets
+warning: unused import: `std::collections::VecDeque`
+ --> src/lru.rs:3:5
+error[E0502]: cannot borrow `self.entries` as mutable because it is also borrowed as immutable
+  --> src/cache.rs:58:17
+55 |         match self.entries.iter().find(|e| e.key == key) {
+   |               ------------ immutable borrow occurs here
+58 |                 self.entries.push_back(Entry::new(key, make()));
+   |                 ^^^^^^^^^^^^ mutable borrow occurs here
+warning: build failed, waiting for other jobs to finish...
+""",
+]
+
+
+def test_the_same_compiler_error_moving_around_one_file_is_a_loop() -> None:
+    # other lines, other variables, other code around it: the same borrow error in cache.rs
+    d = decide(RUST_ATTEMPTS)
+    assert (d.decision, d.category) == ("escalate", None)
+    assert "same compiler error in the same file" in d.reason
+
+
+def test_compiler_errors_that_shrink_are_progress() -> None:
+    # the same code in the same file each time, but fewer errors each time: fixes are landing
+    shrinking = [
+        """$ mypy --strict src/
+src/etl/extract.py:12: error: Function is missing a return type annotation  [no-untyped-def]
+src/etl/extract.py:30: error: Call to untyped function "fetch_page" in typed context  [no-untyped-call]
+src/etl/transform.py:8: error: Missing type parameters for generic type "dict"  [type-arg]
+src/etl/load.py:77: error: Returning Any from function declared to return "int"  [no-any-return]
+Found 23 errors in 4 files (checked 9 source files)
+""",
+        """$ mypy --strict src/
+src/etl/transform.py:44: error: Argument 1 to "normalise" has incompatible type "object"; expected "Mapping[str, Any]"  [arg-type]
+src/etl/load.py:61: error: Library stubs not installed for "psycopg2"  [import-untyped]
+src/etl/load.py:77: error: Returning Any from function declared to return "int"  [no-any-return]
+Found 9 errors in 2 files (checked 9 source files)
+""",
+        """Two left, both in load.py; the stubs need a dependency.
+src/etl/load.py:61: note: Hint: "python3 -m pip install types-psycopg2"
+src/etl/load.py:77: error: Returning Any from function declared to return "int"  [no-any-return]
+Found 3 errors in 2 files (checked 9 source files)
+""",
+    ]
+    assert decide(shrinking).decision == "retry"
+    # without the counts, the same history is the same error moving around load.py
+    still = [t.replace("Found", "Seen") for t in shrinking]
+    assert decide(still).decision == "escalate"

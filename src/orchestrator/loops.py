@@ -21,6 +21,7 @@ from rapidfuzz import fuzz
 
 from orchestrator.rules.failure import (
     TAIL_CHARS,
+    compiler_errors,
     error_signature,
     failing_names,
     key_lines,
@@ -219,6 +220,12 @@ class LoopDetector:
                 same_tests,
                 f"{subject} failed the same tests the same way {repeat} times in a row",
             )
+        if repeat >= 3 and len(errors) >= repeat and _same_compiler_error(errors[-repeat:]):
+            return LoopVerdict(
+                "repeated",
+                min(sims[len(sims) - (repeat - 1) :], default=threshold),
+                f"{subject} failed {repeat} times on the same compiler error in the same file",
+            )
         need = max(0.5, threshold - _REWORDED_NAMES)
         reworded = _reworded(errors[-repeat:], window[-repeat:], need) if repeat >= 2 else None
         if len(errors) >= repeat and reworded is not None:
@@ -309,6 +316,21 @@ def _same_tests(
         return None
     lowest = min(sims) if sims else 1.0
     return lowest if lowest >= threshold - _SAME_TESTS_SLACK else None
+
+
+def _same_compiler_error(raws: Sequence[str]) -> bool:
+    """Every failure of RAWS has a compiler or type-checker error with a code in common (rustc
+    `E0502`, tsc `TS2344`, mypy `[arg-type]`) in a source file in common, and their error counts
+    do not go down one after the other: the same error moved around the same code, however its
+    lines and frames change (fixes that land shrink the count)."""
+    found = [compiler_errors(raw) for raw in raws]
+    counts = [count if count is not None else -1 for _, _, count in found]
+    shrinking = min(counts) >= 0 and all(a > b for a, b in pairwise(counts))
+    return (
+        not shrinking
+        and bool(frozenset.intersection(*(files for files, _, _ in found)))
+        and bool(frozenset.intersection(*(codes for _, codes, _ in found)))
+    )
 
 
 def _came_back(

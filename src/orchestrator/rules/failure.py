@@ -12,6 +12,7 @@ import re
 
 __all__ = [
     "TAIL_CHARS",
+    "compiler_errors",
     "error_signature",
     "failing_gates",
     "failing_names",
@@ -310,6 +311,32 @@ def failing_names(normalised: str) -> frozenset[str]:
     names |= {m.group(1).strip() for m in _NUMBERED_FAILURE.finditer(normalised)}
     finer = {n for n in names if not _TEST_FILE.match(n)}
     return frozenset(finer or names)
+
+
+_SOURCE_AT = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:rs|pyi?|[cm]?[jt]sx?|go|java|kt|swift|cs|rb|php|"
+    r"c|cc|cpp|h|hpp|scala|exs?|dart|vue))(?::\d+|\(\d+,)"
+)
+_ERROR_CODE = re.compile(
+    r"\berror\s*\[?\s*((?:E|TS|CS|FS|C)\d{4})\b|\berror:.*\[([a-z]+(?:-[a-z]+)+)\]\s*$", re.I | re.M
+)
+_ERROR_COUNT = re.compile(
+    r"^Found (\d+) errors? in \d+ files?\b|\bdue to (\d+) previous errors?\b|"
+    r"^(\d+) errors? generated\b",
+    re.M,
+)
+
+
+def compiler_errors(text: str) -> tuple[frozenset[str], frozenset[str], int | None]:
+    """Where a compiler or type checker points in TEXT (raw, its last 4 000 characters): the
+    source files it names with a line (`src/cache.rs:47`, `Repo.cs(12,5)`), the error codes it
+    gives (rustc `error[E0502]`, tsc `error TS2344`, C# `error CS0103`, mypy's `[arg-type]`),
+    and its error count (`Found 9 errors in 2 files`, `due to 3 previous errors`), if any."""
+    text = text[-4000:]
+    files = frozenset(m.group(1).rsplit("/", 1)[-1] for m in _SOURCE_AT.finditer(text))
+    codes = frozenset((m.group(1) or m.group(2)).upper() for m in _ERROR_CODE.finditer(text))
+    counts = [next(g for g in m.groups() if g) for m in _ERROR_COUNT.finditer(text)]
+    return files, codes, int(counts[-1]) if counts else None
 
 
 DOC_ENTRY = r"^\W{0,3}#{1,6}\s|\b(?:Symptom|Action)s?:"
