@@ -90,17 +90,28 @@ def test_a_usage_window_that_resets_within_hours_is_waited_for() -> None:
         assert "resets in" in d.reason and d.guidance_for_retry
 
 
-def test_a_usage_limit_days_away_or_at_a_clock_time_asks_the_person_whatever_the_hour() -> None:
+def test_a_session_limit_that_resets_at_a_clock_time_is_waited_for_whatever_the_hour() -> None:
+    # a clock time with no date is less than a day away, whatever the hour the rules run at
+    limit = (
+        "● Update(app/api/exports.py)\n  ⎿  You've hit your limit · resets 4:10pm (Europe/Lisbon)"
+    )
+    assert decide([FAILING_TEST, limit]).decision == "retry"
+
+
+def test_a_usage_limit_days_away_asks_the_person() -> None:
     for limit in (
         "■ You've hit your usage limit. Try again in 4 days 3 hours.",
-        "5-hour limit reached ∙ resets 3am",
+        "You have reached your weekly usage limit · resets 3pm",
+        "Error: You've hit your usage limit\nYour team's included usage for this billing cycle "
+        "is used up. Usage resets on Aug 14.\nFailed: cursor-agent exited 1 after 3s",
     ):
-        first = decide([FAILING_TEST, limit])
-        assert (first.decision, first.category) == ("escalate", "external_service"), limit
-    # the decision on a clock time does not move with the hour the rules run at
+        d = decide([FAILING_TEST, limit])
+        assert (d.decision, d.category) == ("escalate", "external_service"), limit
     from orchestrator.rules.reset_time import delay_named
 
+    # only a delay said of the reset counts, not the runner's timing
     assert delay_named("resets 3am") is None and delay_named("limit reached|1750000000") is None
+    assert delay_named("Failed: cursor-agent exited 1 after 3s") is None
     assert delay_named("Try again in 9 minutes.") == 540.0
 
 

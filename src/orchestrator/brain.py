@@ -25,7 +25,7 @@ from orchestrator.rules.external import external_line
 from orchestrator.rules.failure import without_expectations
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
-from orchestrator.rules.reset_time import delay_named
+from orchestrator.rules.reset_time import delay_named, resets_within_a_day
 from orchestrator.rules.signals import ESCALATIONS
 from orchestrator.rules.summaries import is_summary, says_again
 
@@ -338,11 +338,12 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
             "The previous attempt was stopped by the model API's rate limit, not by the code: "
             "continue the task from where it stopped (its changes are still there).",
         )
-    if spec.waits and delay is not None and delay <= _SHORT_WAIT:
-        # a usage window or a quota that resets within hours: the run waits for it, no person
+    if spec.waits and resets_within_a_day(_after(latest, err.message)):
+        # a usage window or a quota that resets within the day: the run waits for it, no person
+        when = f"in {_hours(delay)}" if delay is not None else "later today"
         return RetryDecision(
             "retry",
-            f"A usage limit of the agent's platform that resets in {_hours(delay)} (`{said}`)",
+            f"A usage limit of the agent's platform that resets {when} (`{said}`)",
             "The previous attempt was stopped by the platform's usage limit, not by the code: "
             "continue the task from where it stopped (its changes are still there).",
         )
@@ -358,15 +359,15 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
     )
 
 
-_SHORT_WAIT = 6 * 3600.0
-"""The longest usage-limit reset the brain waits for rather than asking (a five-hour window):
-a weekly or monthly allowance used up is a plan for the person to change."""
+def _after(text: str, message: str) -> str:
+    """The platform's MESSAGE in TEXT and the few lines under it (where a reset is named)."""
+    at = text.rfind(message[:80])
+    return text[at : at + len(message) + 300] if at >= 0 else message
 
 
 def _delay_named(text: str, message: str) -> float | None:
     """The wait named in the platform's message or in the few lines under it in TEXT."""
-    at = text.rfind(message[:80])
-    return delay_named(text[at : at + len(message) + 300] if at >= 0 else message)
+    return delay_named(_after(text, message))
 
 
 def _hours(seconds: float) -> str:

@@ -8,7 +8,7 @@ import re
 import time
 from datetime import datetime, timedelta
 
-__all__ = ["delay_named", "reset_time"]
+__all__ = ["delay_named", "reset_time", "resets_within_a_day"]
 
 _UNITS = {
     "d": 86400,
@@ -67,15 +67,47 @@ def _dated(m: re.Match[str]) -> float | None:
 def delay_named(text: str) -> float | None:
     """The wait a message names relative to now, in seconds ("Try again in 9 minutes", `retryDelay:
     "23s"`), or None: unlike a clock time or an epoch it means the same whatever the hour it is
-    read at, so a decision taken on it does not depend on when the rules run.
+    read at, so a decision taken on it does not depend on when the rules run. Only a delay said
+    of the reset counts, not the runner's "exited 1 after 3s".
 
     >>> delay_named("You've hit your usage limit. Try again in 9 minutes.")
     540.0
     """
     if _EPOCH.search(text):
         return None
-    m = _IN.search(text)
-    return _seconds(m) if m else None
+    for m in _IN.finditer(text):
+        said = (
+            m.group(2) or m.group(3) or _RESET_WORD.search(text[max(0, m.start() - 40) : m.end()])
+        )
+        if said and (seconds := _seconds(m)) is not None:
+            return seconds
+    return None
+
+
+def resets_within_a_day(text: str) -> bool:
+    """The message names a reset at most a day away, whatever the hour it is read at: a delay of
+    up to 24 hours, or a clock time with no date ("resets 4:10pm", the next one is less than a
+    day off); not a limit it calls weekly or monthly or a date ("Usage resets on Aug 14")."""
+    if _LONG_WINDOW.search(text) or _AT_DATE.search(text):
+        return False
+    delay = delay_named(text)
+    if delay is not None:
+        return delay <= 86400
+    return any(
+        (m.group(4) or m.group(3)) and not m.group(1) and _RESET_WORD.search(m.group(0))
+        for m in _AT.finditer(text)
+    )
+
+
+_RESET_WORD = re.compile(
+    r"\b(?:try(?:ing)? again|retry|resets?|reset time|available(?: again)?|wait\w*|again)\b", re.I
+)
+_LONG_WINDOW = re.compile(
+    r"\b(?:weekly|monthly|billing (?:cycle|period)|this (?:week|month)|per (?:week|month)|"
+    r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|"
+    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?)\b",
+    re.I,
+)
 
 
 def _seconds(m: re.Match[str]) -> float | None:
