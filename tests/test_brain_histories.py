@@ -879,3 +879,23 @@ Found 3 errors in 2 files (checked 9 source files)
     # without the counts, the same history is the same error moving around load.py
     still = [t.replace("Found", "Seen") for t in shrinking]
     assert decide(still).decision == "escalate"
+
+
+def test_the_codes_own_log_notices_about_its_dependencies_are_no_external_trouble() -> None:
+    tests_ran = (
+        "FAILED tests/test_sync.py::test_retry_schedule - assert 3 == 4\n1 failed, 88 passed"
+    )
+    for notice in (
+        "2025-05-13T01:32:24Z [Test worker] WARN c.a.billing.sync.InvoiceSync - upstream "
+        "returned 401 Unauthorized (invalid api key), will retry",
+        'time=2025-04-08T05:47:30Z level=WARN msg="upstream rate limited" status=429',
+        "WARNING 2025-08-05 03:41:48,711 log Forbidden (Permission denied): /api/appointments/",
+    ):
+        history = [
+            "FAILED tests/test_sync.py::test_backoff - KeyError: 'delay'",
+            notice + "\n" + tests_ran,
+        ]
+        assert decide(history).decision == "retry", notice
+    # an error record that stopped the attempt still counts
+    stopped = "ERROR app.main: unhandled: 401 Unauthorized from api.stripe.com (invalid api key)"
+    assert decide(["FAILED x - KeyError", stopped]).category == "external_service"

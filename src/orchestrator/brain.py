@@ -25,7 +25,7 @@ from orchestrator.rules.external import external_line
 from orchestrator.rules.failure import without_expectations
 from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
-from orchestrator.rules.reset_time import delay_named, resets_within_a_day
+from orchestrator.rules.reset_time import delay_named, resets_within_hours
 from orchestrator.rules.signals import ESCALATIONS
 from orchestrator.rules.summaries import is_summary, says_again
 
@@ -164,7 +164,7 @@ def _rules(
         return RetryDecision("escalate", reason, None, category=asked.category), True
 
     # what a test expected, or what the agent says it changed, is not what happened
-    observed = _CHANGE_MADE.sub("", without_expectations(latest))
+    observed = _observed(latest)
     external = external_line(observed) or _later_trouble(attempt_history)
     if external is not None:
         reason = (
@@ -238,11 +238,27 @@ the code it wrote, not an error that happened."""
 _SUMMARY_HEAD = re.compile(r"^[ \t]*Failed:[ \t]+(?=\D)", re.M)
 
 
+_LOG_NOTICE = re.compile(
+    r"^.*(?:(?<![\w-])(?-i:WARN|WARNING|INFO|DEBUG|NOTICE|TRACE)(?![\w-])|\blevel=(?:warn|warning|info|debug)\b|"
+    r"\"level\":\s*\"(?:warn|warning|info|debug)\").*$\n?",
+    re.I | re.M,
+)
+"""A log record below error level (`WARN c.a.billing.InvoiceSync upstream 401`, Go's `level=WARN
+msg="upstream rate limited"`, Django's `WARNING … Forbidden`): what the code under test logged
+about its own dependencies while the tests ran, not what stopped the attempt."""
+
+
+def _observed(text: str) -> str:
+    """TEXT without what a test expected, what the agent says it changed, and the code's own log
+    notices: what is left is what happened to the attempt."""
+    return _LOG_NOTICE.sub("", _CHANGE_MADE.sub("", without_expectations(text)))
+
+
 def _later_trouble(attempt_history: Sequence[str]) -> str | None:
     """External-service or credential trouble in a later attempt that is not at the tail of its
     failure text: anywhere in its last 20 000 characters (a bad key or an exhausted quota above
     a long test log, which the tail scan misses)."""
-    latest = _CHANGE_MADE.sub("", without_expectations(attempt_history[-1][-20000:]))
+    latest = _observed(attempt_history[-1][-20000:])
     err = find_platform_error(latest, tail=None)
     if err is not None and not err.spec.transient:
         return err.message
@@ -338,8 +354,8 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
             "The previous attempt was stopped by the model API's rate limit, not by the code: "
             "continue the task from where it stopped (its changes are still there).",
         )
-    if spec.waits and resets_within_a_day(_after(latest, err.message)):
-        # a usage window or a quota that resets within the day: the run waits for it, no person
+    if spec.waits and resets_within_hours(_after(latest, err.message)):
+        # a usage window or a quota that resets within hours: the run waits for it, no person
         when = f"in {_hours(delay)}" if delay is not None else "later today"
         return RetryDecision(
             "retry",

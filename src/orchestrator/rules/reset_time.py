@@ -8,7 +8,7 @@ import re
 import time
 from datetime import datetime, timedelta
 
-__all__ = ["delay_named", "reset_time", "resets_within_a_day"]
+__all__ = ["delay_named", "reset_time", "resets_within_hours"]
 
 _UNITS = {
     "d": 86400,
@@ -84,15 +84,16 @@ def delay_named(text: str) -> float | None:
     return None
 
 
-def resets_within_a_day(text: str) -> bool:
-    """The message names a reset at most a day away, whatever the hour it is read at: a delay of
-    up to 24 hours, or a clock time with no date ("resets 4:10pm", the next one is less than a
-    day off); not a limit it calls weekly or monthly or a date ("Usage resets on Aug 14")."""
+def resets_within_hours(text: str) -> bool:
+    """The message names a reset a few hours away at most, whatever the hour it is read at: a
+    delay of up to six hours (a five-hour session window), or a clock time with no date
+    ("resets 4:10pm") of a limit it does not call daily, weekly or monthly; not a date ("Usage
+    resets on Aug 14")."""
     if _LONG_WINDOW.search(text) or _AT_DATE.search(text):
         return False
     delay = delay_named(text)
     if delay is not None:
-        return delay <= 86400
+        return delay <= 6 * 3600
     return any(
         (m.group(4) or m.group(3)) and not m.group(1) and _RESET_WORD.search(m.group(0))
         for m in _AT.finditer(text)
@@ -103,7 +104,7 @@ _RESET_WORD = re.compile(
     r"\b(?:try(?:ing)? again|retry|resets?|reset time|available(?: again)?|wait\w*|again)\b", re.I
 )
 _LONG_WINDOW = re.compile(
-    r"\b(?:weekly|monthly|billing (?:cycle|period)|this (?:week|month)|per (?:week|month)|"
+    r"\b(?:daily|weekly|monthly|billing (?:cycle|period)|(?:this|per) (?:day|week|month)|midnight|"
     r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|"
     r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?)\b",
     re.I,
