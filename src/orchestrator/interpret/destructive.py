@@ -302,7 +302,8 @@ _HELD = re.compile(
     r"requires? (?:your )?(?:explicit )?approval|without your (?:explicit )?(?:OK|approval|confirmation|"
     r"go-ahead)|(?:before|until) (?:it is|it's|I|you) (?:executed?|run|approve|confirm)|"
     r"I (?:have not|haven't|did not|didn't) (?:run|executed?|applied|apply|deleted|removed)|was not (?:run|executed|applied)|"
-    r"\bplease confirm\b|\bconfirm you want\b|"
+    r"\bplease confirm\b|\bconfirm you want\b|\bnot (?:been )?(?:run|applied|executed) yet\b|"
+    r"\b(?:should|shall|may) I (?:run|apply|execute)\b|"
     r"\bdid(?:n't| not) run (?:it|this|that|them|any)\b|\bnot (?:been )?executed\b|\bplease approve\b|"
     # de, fr, es, it, pt: not run yet, or only once the person approves
     r"\bnoch nicht ausgeführt\b|\bnicht ausgeführt\b|\berst\b[^.?!\n]{0,30}\bwenn (?:du|Sie)\b[^.?!\n]{0,40}\bfreig\w+|"

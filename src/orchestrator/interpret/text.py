@@ -82,7 +82,9 @@ _LOG_LINE = re.compile(
 )
 _AIDER_STATUS = re.compile(
     r"^(Tokens: [\d.]+k? sent|Applied edit to |Commit [0-9a-f]{7} |Added .* to the chat|"
-    r"Aider v\d|Main model:|Weak model:|Editor model:|Git repo:|Repo-map:|Running:? |"
+    r"Aider v\d|Main model:|Weak model:|Editor model:|Git repo:|Repo-map:|"
+    # aider's `Running pytest -q`, not the agent's "Running this on production removes …"
+    r"Running:? (?!(?:this|that|these|those|it|them|the|a|an|on|in|against|every|all)\b)|"
     r"Add [\d.]+k? tokens of command output|.*\(Y\)es/\(N\)o|# \d+ SEARCH/REPLACE block|"
     r"Only \d+ reflections allowed|Use /help|Use /run|Use /drop)"
 )
@@ -341,6 +343,9 @@ _SENT_SPLIT = re.compile(
 )
 
 
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|vs|cf|approx|z\.\s?B|d\.\s?h|p\.\s?ex|bzw)\.", re.I)
+
+
 def sentences(text: str) -> list[str]:
     """Rough sentence split that keeps list items and paragraphs apart."""
     text = re.sub(
@@ -348,6 +353,8 @@ def sentences(text: str) -> list[str]:
     )
     # a predicate method named the Ruby way (`Invoice#overdue?`) asks nothing
     text = re.sub(r"\b\w+#\w+\?", lambda m: m.group(0).replace("?", "\uff1f"), text)
+    # an abbreviation's dots end no sentence ("or hold it back (e.g. rename the tables first)?")
+    text = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\u2024"), text)
     parts = [p.strip() for p in _SENT_SPLIT.split(text)]
     out = []
     for p in parts:

@@ -1,0 +1,46 @@
+"""Round 22 (issue 11), one behaviour each, on invented text. Written on the realistic set
+`corpus_styles18` (outputs cut at an arbitrary point at their start) after it was scored once."""
+
+from __future__ import annotations
+
+from tests.corpus_cases import outcome_and_category
+
+from orchestrator.interpret.text import sentences
+
+decide = outcome_and_category
+
+
+def test_an_abbreviation_ends_no_sentence() -> None:
+    assert sentences("Keep it, or hold it back (e.g. rename the tables first)? Not run yet.") == [
+        "Keep it, or hold it back (e.g. rename the tables first)?",
+        "Not run yet.",
+    ]
+
+
+def test_a_destructive_question_wrapped_over_an_abbreviation_waits_for_the_person() -> None:
+    text = (
+        "Code changes for the cutover are complete and tests pass (1,482 runs, 0 failures).\n"
+        "The last step is the cleanup migration I generated: it drops `legacy_orders` and\n"
+        "`legacy_order_items`. Running it on production permanently removes ~2.3M rows and it is\n"
+        "irreversible.\n\n"
+        "Should I run `bin/rails db:migrate` against production with this migration included, or hold it\n"
+        "back (e.g. rename tables to `_archived` first)? Not run yet — see above.\n"
+    )
+    assert decide(text) == ("escalate", "extreme_destructive")
+
+
+def test_a_paragraph_starting_with_running_is_the_agents_prose_not_aiders_status() -> None:
+    from orchestrator.interpret.text import split_lines
+
+    text = (
+        "Tests pass. The cleanup migration is generated.\n\n"
+        "Running this on production permanently removes ~2.3M orders from the legacy tables,\n"
+        "and the migration is irreversible.\n\n"
+        "Should I run it against production now, or hold it back?\n"
+    )
+    zones = {ln.text.split()[0]: ln.zone for ln in split_lines(text) if ln.text.strip()}
+    assert zones["Running"] == "prose"
+    assert decide(text) == ("escalate", "extreme_destructive")
+    # aider's own status line still starts its command's output
+    aider = "Running pytest -q tests/test_cart.py\nE   assert 3 == 2\n1 failed in 0.2s\n"
+    assert split_lines(aider)[1].zone == "output"
