@@ -44,3 +44,23 @@ def test_a_paragraph_starting_with_running_is_the_agents_prose_not_aiders_status
     # aider's own status line still starts its command's output
     aider = "Running pytest -q tests/test_cart.py\nE   assert 3 == 2\n1 failed in 0.2s\n"
     assert split_lines(aider)[1].zone == "output"
+
+
+def test_a_required_provider_key_that_is_not_set_asks_the_person_for_it() -> None:
+    text = (
+        "[INFO] Using main role: anthropic/claude-sonnet-4\n"
+        "[ERROR] Required API key ANTHROPIC_API_KEY for provider 'anthropic' (role: main) is not "
+        "set in environment, session, or .env file.\n\n"
+        "The PRD was not parsed; no tasks were created.\n"
+    )
+    assert decide(text) == ("escalate", "external_service")
+
+
+def test_a_cloud_project_without_billing_asks_the_person() -> None:
+    text = (
+        "✦ The route preview and the geocoding hook are implemented (unit tests pass with mocked\n"
+        '  responses), but the real calls are refused: Geocoding returns `REQUEST_DENIED` — "You\n'
+        '  must enable Billing on the Google Cloud Project".\n\n'
+        "  Only someone with Billing Admin rights on that project can fix this.\n"
+    )
+    assert decide(text) == ("escalate", "external_service")

@@ -43,6 +43,7 @@ _SELF_EVIDENT = re.compile(
     r"doesn'?t resolve|does not resolve|DNS (?:lookup|resolution) fail|RateLimitError|rate_limit_error|"
     r"has rate limited you|\bAPI Error:? 529\b|\b529 Overloaded\b|\boverloaded_error\b|"
     # an account a person must put right: billing off, payments failed, an agreement to accept
+    r"\bmust enable billing\b|\benable billing (?:on|for) (?:the|your|this)\b|"
     r"\bbilling (?:account\b[^.\n]{0,60}?\b)?(?:is |has been |was )?(?:disabled|not (?:found|enabled|active)|closed|"
     r"suspended)\b|\bBILLING_DISABLED\b|\bbilling must be enabled\b|\bpayments have failed\b|"
     r"\b(?:accept|sign) the (?:latest |updated |new )?(?:[\w-]+ ){0,3}agreement\b|\blookup \S+(?:: | )no such host\b|\bno such host\b",
@@ -73,7 +74,7 @@ _NEEDS_REMOTE = re.compile(
     r"\btoken\b[^.\n]{0,60}\b(?:caduc[óo]|expir[óo]|expirou|a expiré|expiré)\b|"
     r"\bSERVICE_UNAVAILABLE\b|\b(?:undergoing|is in|under) (?:scheduled |planned )?maintenance\b|"
     # no way to authenticate to it from here: "HTTPS authentication isn't configured in this environment"
-    r"\b(?:authentication|auth|credentials?|access tokens?|api keys?)\b[^.\n]{0,40}?\b(?:isn't|is not|aren't|are not|"
+    r"\b(?:authentication|auth|credentials?|access tokens?|api keys?)\b[^.\n]{0,80}?\b(?:isn't|is not|aren't|are not|"
     r"not|wasn't|weren't)\s+(?:configured|set up|set|available|present|provided)\b|"
     # no key at all where one is needed: "No provider has a key configured"
     r"\bno (?:\w+ )?(?:provider|service|account) has an? (?:API )?key\b",
