@@ -64,3 +64,36 @@ def test_a_cloud_project_without_billing_asks_the_person() -> None:
         "  Only someone with Billing Admin rights on that project can fix this.\n"
     )
     assert decide(text) == ("escalate", "external_service")
+
+
+def test_ctest_failing_after_the_last_commit_and_aider_giving_up_is_a_failure() -> None:
+    text = (
+        "Applied edit to Source/Dsp/TapeSaturator.cpp\n"
+        "Commit 91ab3e2 fix: bypass oversampling at zero drive\n"
+        "Running cmake --build build -j && ctest --test-dir build --output-on-failure\n"
+        "1/2 Test #1: DspTests .........................***Failed    0.79 sec\n"
+        "50% tests passed, 1 tests failed out of 2\n"
+        "Tokens: 21k sent, 1.4k received. Cost: $0.09 message, $0.31 session.\n"
+        "Only 3 reflections allowed, stopping.\n"
+    )
+    assert decide(text) == ("retry", None)
+
+
+def test_a_count_of_passes_beside_failures_claims_nothing() -> None:
+    text = (
+        "⏺ Progress on the voucher feature:\n\n"
+        "  - ✅ Voucher model with tests\n"
+        "  - ⚠️ Recalculation after a quantity change doesn't re-apply the voucher yet.\n\n"
+        "  52 tests pass, 2 fail.\n"
+    )
+    assert decide(text) == ("retry", None)
+
+
+def test_a_loop_runner_that_ran_out_of_iterations_is_retried() -> None:
+    text = (
+        "Implemented `exporters/beancount.py`. The round-trip test currently fails.\n\n"
+        "=== iteration 50 exited 0 ===\n"
+        "reached MAX_ITERATIONS=50 — stopping loop\n"
+        "summary: 50 iterations, fix_plan 13/16 checked, last test run: 2 failed / 317 passed\n"
+    )
+    assert decide(text)[0] == "retry"

@@ -367,6 +367,15 @@ _NEGATED_CLAIM = re.compile(
     re.I,
 )
 """A claim inside what the agent could not do ("couldn't get the build to pass") is no claim."""
+_SOME_FAILED = re.compile(
+    r"\b\d[\d,]*\s+(?:tests?\s+|specs?\s+)?pass(?:ed|ing|es)?\b[^.\n]{0,40}?[,;/]\s*"
+    r"[1-9]\d*\s+(?:tests?\s+|specs?\s+)?(?:fail|fails|failed|failing|errors?)\b|"
+    r"\b[1-9]\d*\s+(?:tests?\s+|specs?\s+)?(?:failed|failing)\s*[,;/]\s*\d[\d,]*\s+"
+    r"(?:tests?\s+|specs?\s+)?pass(?:ed|ing)\b",
+    re.I,
+)
+"""A count of passing tests beside failing ones ("52 tests pass, 2 fail"; "2 failed / 317
+passed"): the line's passes claim nothing."""
 
 
 _FUTURE = re.compile(
@@ -424,7 +433,8 @@ def read_unmarked(lines: list[Line]) -> Reading:
     in_tail = {ln.no for ln in tail}
     # earlier prose, most recent first in importance; capped so megabyte logs stay fast
     earlier = [ln for ln in lines if ln.zone == "prose" and ln.no not in in_tail][-2000:]
-    done, done_ev = _score(COMPLETION, _NEGATED_CLAIM.sub(" ", tail_text))
+    claims = "\n".join(x for x in tail_text.split("\n") if not _SOME_FAILED.search(x))
+    done, done_ev = _score(COMPLETION, _NEGATED_CLAIM.sub(" ", claims))
     # an error quoted in inline code (`Could not import module "main"`) is what the agent
     # diagnoses, not what it reports about its own work
     fail_text = NOT_FAILURE.sub(" ", CAVEAT.sub(" ", re.sub(r"`[^`\n]+`", " ", tail_text)))

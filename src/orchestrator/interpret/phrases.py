@@ -388,12 +388,13 @@ RESULT_LINE_OK = re.compile(
 only a tool prints, never a sentence of the agent's."""
 RESULT_LINE_FAIL = re.compile(
     r"^[\s│|⎿]*(?:The LLM did not conform to the edit format\b|apply_patch verification failed\b|"
-    r"\d+ SEARCH/REPLACE blocks? failed to match\b|no tests ran in [\d.]+s\b|collected 0 items\b)",
+    r"\d+ SEARCH/REPLACE blocks? failed to match\b|no tests ran in [\d.]+s\b|collected 0 items\b|"
+    r"Only \d+ reflections allowed, stopping\b)",
 )
 """An agent tool's own report that the work did not land (Aider's edit-format refusal, Codex's
 patch that did not apply, a test run that found nothing to run), in whatever zone it stands."""
 _RESULT_FAIL = re.compile(
-    r"\b[1-9]\d*\s+(?:failed|failing|errors?)\b|^\s*FAILED\b(?!:\s*0\b)|^\s*ERROR\b|^E\s+\w*(?:Error|Exception)\b|^\s*FAIL\b|^--- FAIL|Traceback \(most recent call last\)|"
+    r"\b[1-9]\d*\s+(?:tests?\s+)?(?:failed|failing|errors?)\b|\*\*\*Failed\b|^\s*FAILED\b(?!:\s*0\b)|^\s*ERROR\b|^E\s+\w*(?:Error|Exception)\b|^\s*FAIL\b|^--- FAIL|Traceback \(most recent call last\)|"
     r"^\s*[\w.]*(?:Error|Exception)(?:\s*\[[\w-]+\])?:\s|^\s*│?\s*[\w.]*(?:Error|Exception):|\berror(?:\[E\d+\])?:|\berror TS\d+|"
     r"\bexited [1-9]\d*\b|\bexit(?:ed)? (?:with )?(?:code|status):? [1-9]\d*|npm ERR!|ELIFECYCLE|\bCommand failed\b|"
     r"^\s*Killed\s*$|Segmentation fault|could not compile|BUILD FAILED|Command timed out|✗|SearchReplaceNoExactMatch|"

@@ -338,8 +338,9 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "max_turns",
         re.compile(
-            r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?turns|"
-            r"max(?:imum)? (?:session )?turns (?:reached|exceeded)|turn limit (?:reached|exceeded)|"
+            r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?(?:turns|iterations|loops)|"
+            r"max(?:imum)? (?:session )?(?:turns|iterations|loops) (?:reached|exceeded)|"
+            r"turn limit (?:reached|exceeded)|"
             r"session turn limit|maximum number of turns|^\W*Continue to iterate\?|"
             r"\bIt can continue to iterate\b",
             re.I,

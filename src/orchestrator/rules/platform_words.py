@@ -54,13 +54,14 @@ PLATFORM_PHRASES = re.compile(
     + MUST_SET_KEY
     + r"|"
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
-    r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)? turns\b|"
+    r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)?[ _-]?(?:turns|iterations|loops)\b|"
     r"\b(?:quota|allowance)\b(?:[^\n.]|\.(?=\w)){0,60}?\b(?:is |are |still |remains |has been |was )+(?:exhausted|used up|gone)\b|"
     r"\b(?:daily |monthly |weekly )?quota exhausted\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
     r"\bAPI Error\b|\[API Error|\blitellm\.\w+Error\b|\b(?:overloaded|rate_limit|authentication|"
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
     r"\bMax(?:imum)? session turns\b|\bmaximum number of turns\b|"
+    r"\bmax(?:imum)? (?:iterations|loops) (?:reached|exceeded)\b|"
     r"\byou(?:['’]?ve| have) (?:hit|reached|exceeded) your\b[^\n]{0,40}\b(?:limit|quota)|"
     r"\byou(?:['’]?ve| have) exhausted (?:the |your |this )[\w'’ -]{0,30}\b(?:limit|quota)\b|"
     # a bare status line (`503 server is overloaded.`), an API's JSON error object
