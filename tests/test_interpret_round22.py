@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.corpus_cases import outcome_and_category
 
 from orchestrator.interpret.text import sentences
@@ -97,3 +99,153 @@ def test_a_loop_runner_that_ran_out_of_iterations_is_retried() -> None:
         "summary: 50 iterations, fix_plan 13/16 checked, last test run: 2 failed / 317 passed\n"
     )
     assert decide(text)[0] == "retry"
+
+
+# -- structured output captured as text (`interpret.structured`) ------------------------------
+
+
+def test_claude_codes_json_result_that_asks_to_choose_waits_for_the_person() -> None:
+    import json
+
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "num_turns": 8,
+        "result": "I stopped before writing code because the ticket and the compliance doc "
+        "contradict each other.\n\n- **A.** Soft delete for 30 days.\n- **B.** Hard delete "
+        "now.\n\nWhich one do you want?",
+        "session_id": "0d3f7b2a",
+    }
+    text = "[relay] agent=claude format=json\n" + json.dumps(result) + "\n[relay] exit 0\n"
+    assert decide(text) == ("escalate", "ambiguous_requirements")
+
+
+def test_codex_json_events_whose_last_check_failed_are_a_failure() -> None:
+    import json
+
+    events = [
+        {"type": "thread.started", "thread_id": "t1"},
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "item_4",
+                "type": "command_execution",
+                "command": "bash -lc 'go test ./internal/client/'",
+                "aggregated_output": "--- FAIL: TestClient_GivesUp (0.01s)\n"
+                "    client_test.go:102: expected ErrConflict, got <nil>\nFAIL\n",
+                "exit_code": 1,
+                "status": "failed",
+            },
+        },
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "item_5",
+                "type": "agent_message",
+                "text": "I added retry-on-409 to the sync client; the loop exit path needs "
+                "another look.",
+            },
+        },
+        {"type": "turn.completed", "usage": {"input_tokens": 22340, "output_tokens": 2104}},
+    ]
+    assert decide("\n".join(json.dumps(e) for e in events))[0] == "retry"
+
+
+def test_gemini_clis_json_object_that_asks_which_design_waits_for_the_person() -> None:
+    text = (
+        "{\n"
+        '  "response": "The spec asks for two things that pull apart. I can do one of:\\n\\n'
+        "1. **Synchronous streaming** with a longer timeout.\\n2. **Async job** with a download "
+        'link.\\n\\nWhich should I build? I have not changed any code yet.",\n'
+        '  "stats": {"models": {}, "tools": {"totalCalls": 6}}\n'
+        "}\n"
+    )
+    assert decide(text) == ("escalate", "ambiguous_requirements")
+    from orchestrator.interpret.structured import unwrap
+
+    assert unwrap(text).splitlines()[-1] == "Which should I build? I have not changed any code yet."
+
+
+def test_text_without_an_agents_records_is_left_as_it_is() -> None:
+    from orchestrator.interpret.structured import unwrap
+
+    logs = '{"level":"info","msg":"listening","port":8080}\n{"level":"error","msg":"boom"}\nok\n'
+    assert unwrap(logs) == logs
+    assert unwrap("no json at all {") == "no json at all {"
+    assert unwrap('{"type": "result"') == '{"type": "result"'  # cut off: not parsed
+
+
+def test_claude_stream_json_that_ran_out_of_turns_is_retried() -> None:
+    import json
+
+    lines = [
+        {"type": "system", "subtype": "init", "session_id": "s"},
+        {
+            "type": "assistant",
+            "message": {
+                "content": [{"type": "tool_use", "name": "Bash", "input": {"command": "npm test"}}]
+            },
+        },
+        {"type": "result", "subtype": "error_max_turns", "is_error": True, "num_turns": 30},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines)
+    assert decide(text)[0] == "retry"
+    from orchestrator.interpret.structured import unwrap
+
+    assert unwrap(text).splitlines() == ["⏺ Bash(npm test)", "Error: error_max_turns"]
+
+
+_FIELDS = (
+    "message",
+    "content",
+    "text",
+    "result",
+    "subtype",
+    "is_error",
+    "item",
+    "type",
+    "error",
+    "command",
+    "aggregated_output",
+    "exit_code",
+    "response",
+    "stats",
+    "role",
+    "tool_name",
+    "tool_id",
+    "output",
+    "status",
+    "changes",
+    "path",
+    "input",
+    "name",
+)
+_KINDS = ("assistant", "user", "result", "item.completed", "error", "message", "tool_result", None)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_FIELDS), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_OPTIONAL = {f: _JSON for f in _FIELDS if f != "type"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries({"type": st.sampled_from(_KINDS)}, optional=_OPTIONAL)
+        | st.text(max_size=30),
+        max_size=6,
+    )
+)
+def test_any_record_an_agent_could_print_unwraps_without_an_error(records: list[object]) -> None:
+    import json
+
+    from orchestrator.interpret.core import interpret_rules
+    from orchestrator.interpret.structured import unwrap
+
+    text = "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records)
+    assert isinstance(unwrap(text), str)
+    interpret_rules(text)

@@ -35,6 +35,7 @@ from orchestrator.interpret.markers import read_markers
 from orchestrator.interpret.model import WHY, WHY_GENERIC, Interpretation, Source
 from orchestrator.interpret.phrases import FIX_CLAIMED, OFFERED_CHOICE, UNCERTAIN, WHICH_WORDS
 from orchestrator.interpret.results import file_content, output_status
+from orchestrator.interpret.structured import unwrap
 from orchestrator.interpret.text import Line, final_prose, sentences, split_lines, strip_md
 from orchestrator.interpret.text import tail_text as tail_prose
 from orchestrator.interpret.uncertain import uncertainty_question
@@ -152,7 +153,9 @@ def _refuted(lines: list[Line], marker: str | None) -> str | None:
 
 def interpret_rules(text: str) -> Interpretation:
     """The deterministic judgment (layers 1–3), no LLM. The agent platform's own error at the
-    end of the output (a usage limit, a bad key, overloaded) outranks everything else."""
+    end of the output (a usage limit, a bad key, overloaded) outranks everything else.
+    Structured output (JSON lines of an agent CLI) is read as the transcript it stands for."""
+    text = unwrap(text)
     lines = split_lines(text)
     written = file_content(lines)
     # what a write tool shows of the file it wrote is the file, not the platform's error
