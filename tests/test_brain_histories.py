@@ -899,3 +899,29 @@ def test_the_codes_own_log_notices_about_its_dependencies_are_no_external_troubl
     # an error record that stopped the attempt still counts
     stopped = "ERROR app.main: unhandled: 401 Unauthorized from api.stripe.com (invalid api key)"
     assert decide(["FAILED x - KeyError", stopped]).category == "external_service"
+
+
+def test_a_destructive_command_on_a_throwaway_target_is_no_question_for_a_person() -> None:
+    fail = "FAILED tests/test_orders.py::test_unique_number - IntegrityError: duplicate key"
+    for command, shared in (
+        ('$ psql "$TEST_DATABASE_URL" -c "DROP TABLE orders CASCADE;"', False),
+        ("$ terraform -chdir=envs/ci destroy -auto-approve", False),
+        ('$ psql "$PROD_DATABASE_URL" -c "DROP TABLE orders CASCADE;"', True),
+        ("$ aws s3 rb s3://acme-release-artifacts --force", True),
+    ):
+        d = decide(["FAILED tests/test_orders.py::test_total - KeyError", f"{command}\n{fail}"])
+        assert (d.decision == "escalate") is shared, command
+
+
+def test_a_connection_that_failed_once_is_retried_and_twice_escalates() -> None:
+    blip = (
+        "npm ERR! code ECONNRESET\nnpm ERR! request to https://npm.example.com/@types%2fnode "
+        "failed, reason: read ECONNRESET"
+    )
+    first = decide(["FAILED tests/test_cart.py::test_total - assert 3 == 4", blip])
+    assert first.decision == "retry" and "failed once" in first.reason
+    again = decide(["FAILED tests/test_cart.py::test_total - assert 3 == 4", blip, blip])
+    assert (again.decision, again.category) == ("escalate", "external_service")
+    # a refusal a person must answer is no blip
+    refused = "npm ERR! code E401\nnpm ERR! Unable to authenticate, your token is expired"
+    assert decide(["FAILED x - KeyError", refused]).category == "external_service"

@@ -95,12 +95,25 @@ _RAN = re.compile(
 )
 
 
+_THROWAWAY = re.compile(
+    r"(?<![a-z])(?:test|tests|testing|ci|e2e|scratch|sandbox|tmp|temp|local|localhost|localstack|"
+    r"fixtures?|ephemeral|throwaway|disposable)(?![a-z])|127\.0\.0\.1",
+    re.I,
+)
+_SHARED = re.compile(
+    r"(?<![a-z])(?:prod|production|staging|stage|shared|main|master|live|release|primary)(?![a-z])",
+    re.I,
+)
+
+
 def ran_destructive(text: str) -> str | None:
     """The first command the agent ran in TEXT (`$ cmd`, `Bash(cmd)`, a Cline `execute_command`,
-    `COMMAND:`) that destroys data or shared history (`rules.destructive`), else None."""
+    `COMMAND:`) that destroys data or shared history (`rules.destructive`), else None. One aimed
+    at a throwaway target it names (a test database, a CI stack, a scratch folder) and at nothing
+    shared lost nothing a person must answer for: the attempt's failure is still read."""
     for match in _RAN.finditer(text):
         command = next(g for g in match.groups() if g)
         found = is_extreme_destructive(command)
-        if found:
+        if found and not (_THROWAWAY.search(found) and not _SHARED.search(found)):
             return found
     return None

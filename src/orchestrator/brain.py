@@ -166,6 +166,9 @@ def _rules(
     # what a test expected, or what the agent says it changed, is not what happened
     observed = _observed(latest)
     external = external_line(observed) or _later_trouble(attempt_history)
+    blip = None  # a connection that failed once: retried unless something else decides
+    if external is not None and _passing_network_trouble(external, before):
+        blip, external = external, None
     if external is not None:
         reason = (
             f"An external service is failing (`{quote(external, 160)}`): a retry cannot fix "
@@ -199,6 +202,16 @@ def _rules(
         )
         return RetryDecision("escalate", reason, None), True
 
+    if blip is not None:
+        reason = (
+            f"A remote service's connection failed once (`{quote(blip, 160)}`): a network blip "
+            "or a 5xx usually clears; the same trouble twice in a row would need a person"
+        )
+        guidance = (
+            "The previous attempt was cut off by a remote service's connection error, not by "
+            "the code: run the same step again and go on from where it stopped."
+        )
+        return RetryDecision("retry", reason, guidance), False
     guidance, label, confident = guidance_for(latest)
     threshold = config.error_similarity_threshold
     if len(attempt_history) == 1:
@@ -252,6 +265,30 @@ def _observed(text: str) -> str:
     """TEXT without what a test expected, what the agent says it changed, and the code's own log
     notices: what is left is what happened to the attempt."""
     return _LOG_NOTICE.sub("", _CHANGE_MADE.sub("", without_expectations(text)))
+
+
+_PASSING_NETWORK = re.compile(
+    r"\bECONNRESET\b|\bETIMEDOUT\b|\bEAI_AGAIN\b|socket hang up|connection (?:was )?(?:reset|closed)|"
+    r"\b(?:recv|read|send)\b[^\n]{0,20}\bclosed\b|\btimed? ?out\b|\bReadTimeout\b|\bConnectTimeout\b|"
+    r"\b50[234]\b|Service Unavailable|Bad Gateway|Gateway Time-?out|temporarily unavailable|"
+    r"Provider returned error",
+    re.I,
+)
+_NEEDS_A_PERSON = re.compile(
+    r"\b40[123]\b|unauthori[sz]ed|forbidden|credential|api[ _-]?key|token|quota|billing|credit|"
+    r"permission|denied|expired|revoked|suspended|invalid|login|password|allow ?list|firewall|"
+    r"maintenance|outage|status page|deprecated|retired|shut ?down|paused",
+    re.I,
+)
+
+
+def _passing_network_trouble(external: str, before: str | None) -> bool:
+    """The external trouble is a connection that failed or a 5xx (a network blip), nothing a
+    person must renew or grant, and the attempt before showed no external trouble: the first
+    such failure is retried, as a rate limit hit once is."""
+    if not _PASSING_NETWORK.search(external) or _NEEDS_A_PERSON.search(external):
+        return False
+    return before is None or external_line(_observed(before)) is None
 
 
 def _later_trouble(attempt_history: Sequence[str]) -> str | None:
