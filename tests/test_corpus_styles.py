@@ -42,7 +42,7 @@ CASES["styles6"] = load_cases(CORPUS.parent / "corpus_styles6")
 CASES["styles7"] = load_cases(CORPUS.parent / "corpus_styles7")
 CASES["styles8"] = load_cases(CORPUS.parent / "corpus_styles8")
 CASES["styles9"] = load_cases(CORPUS.parent / "corpus_styles9")
-for _n in range(10, 18):
+for _n in range(10, 22):
     CASES[f"styles{_n}"] = load_cases(CORPUS.parent / f"corpus_styles{_n}")
 
 # (decision, category, escalations caught, false escalations on finished work), as measured.
@@ -189,12 +189,23 @@ MEASURED: dict[str, tuple[float, float, float, float]] = {
     # in-sample 0.900).
     "styles16": (0.933, 0.958, 0.850, 0.000),
     "styles17": (0.892, 0.908, 0.800, 0.000),
+    # Round 22 (2026-11-25) was written on styles18-21 as each was scored once (slants: outputs
+    # cut at an arbitrary point at their start; a different kind of project per case, a third in
+    # the user's language; half headless JSON; borderline between the three folders). Scored
+    # once — rules of the session's start (e66940b) → the commit first scored at: styles18 0.892,
+    # 0.908, 0.875, 0.050 and styles19 0.858, 0.875, 0.875, 0.050 both the same at 018ed26 (no
+    # interpretation rule had changed yet); styles20 0.792, 0.900, 0.675, 0.025 → 0.808, 0.908,
+    # 0.700, 0.025 and styles21 0.892, 0.883, 0.875, 0.075 → 0.900, 0.892, 0.875, 0.075 (0116517).
+    "styles18": (0.892, 0.908, 0.875, 0.050),
+    "styles19": (0.858, 0.875, 0.875, 0.050),
+    "styles20": (0.808, 0.908, 0.700, 0.025),
+    "styles21": (0.900, 0.892, 0.875, 0.075),
 }
 FLOOR = 0.10
 
 
 def test_headers_agree_with_folders() -> None:
-    written = [c for k in [f"styles{n}" for n in range(2, 14)] for c in CASES[k]]
+    written = [c for k in [f"styles{n}" for n in range(2, 22)] for c in CASES[k]]
     assert len(ALL) >= 100 and len(written) >= 300
     for c in ALL + written:
         m = c.meta
@@ -228,6 +239,10 @@ def test_headers_agree_with_folders() -> None:
         "styles15",
         "styles16",
         "styles17",
+        "styles18",
+        "styles19",
+        "styles20",
+        "styles21",
     ),
 )
 def test_styles(split: str) -> None:
