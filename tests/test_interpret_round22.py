@@ -249,3 +249,37 @@ def test_any_record_an_agent_could_print_unwraps_without_an_error(records: list[
     text = "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records)
     assert isinstance(unwrap(text), str)
     interpret_rules(text)
+
+
+def test_a_rate_limit_the_run_got_past_is_not_where_it_ended() -> None:
+    text = (
+        'litellm.RateLimitError: AnthropicException - {"type":"error","error":{"type":'
+        '"rate_limit_error","message":"This request would exceed the rate limit for your '
+        'organization of 80,000 input tokens per minute."}}\n'
+        "The API provider has rate limited you. Try again later or check your quotas.\n"
+        "Retrying in 1.0 seconds...\n\n"
+        "I'll add a `--dry-run` flag that prints the plan and exits.\n\n"
+        "Applied edit to cmd/snapctl/flags.go\n"
+        "Commit 71c0be9 feat(snapctl): add --dry-run flag\n"
+        "Running go test ./cmd/snapctl/...\n"
+        "ok  \tsnapkeep/cmd/snapctl\t0.214s\n"
+    )
+    assert decide(text) == ("complete", None)
+    # a key the provider refused is not cleared by tests that pass with mocks
+    refused = text.replace("RateLimitError", "AuthenticationError").replace(
+        "This request would exceed the rate limit for your organization of 80,000 input tokens "
+        "per minute.",
+        "invalid x-api-key",
+    )
+    assert decide(refused)[0] == "escalate"
+
+
+def test_a_numbered_list_of_quoted_errors_with_their_fixes_is_documentation() -> None:
+    text = (
+        "✦ I've added a **Troubleshooting** section to `README.md` covering the errors users "
+        "report most:\n\n"
+        "  1. `429 RESOURCE_EXHAUSTED` (render quota) — explains the automatic backoff\n"
+        "  2. `401 UNAUTHENTICATED` — API key restrictions\n\n"
+        "  markdownlint reports 0 errors and the doc examples still pass.\n"
+    )
+    assert decide(text) == ("complete", None)

@@ -43,6 +43,7 @@ from orchestrator.llm import LLMBackend
 from orchestrator.models import Category, Verdict
 from orchestrator.rules.external import remote_access_request
 from orchestrator.rules.failure import CLI_PROMPT
+from orchestrator.rules.platform import KINDS, kind_of
 from orchestrator.rules.signals import DESIGN, PERSON_DECIDES
 
 log = logging.getLogger("orchestrator.interpret")
@@ -89,7 +90,7 @@ def _category(
     if hit:
         return "extreme_destructive", hit
     ext = find_external_trouble(lines)
-    if ext and (not done_confident or BLOCKER.search(tail_text)):
+    if ext and (not done_confident or BLOCKER.search(tail_text)) and not _recovered(lines, ext):
         return "external_service", ext
     return None, None
 
@@ -151,6 +152,19 @@ def _refuted(lines: list[Line], marker: str | None) -> str | None:
     return None if FIX_CLAIMED.search(after) else evidence
 
 
+def _recovered(lines: list[Line], error: str | None) -> bool:
+    """The error (a platform's, a remote service's) passes by itself and is not where the run
+    ended: a check run after it passed (aider's rate limit, "Retrying in 1.0 seconds...", then
+    the edits, a commit and `ok` tests)."""
+    kind = kind_of(error) if error else None
+    if kind is not None and not (KINDS[kind].transient or kind == "rate_limit"):
+        return False  # a key, credit or an account suspended is not cleared by a passing check
+    said = (error or "")[:60]
+    at = max((ln.no for ln in lines if said and said in ln.text), default=-1)
+    status, _, status_no = output_status(lines)
+    return at >= 0 and status == "success" and status_no > at
+
+
 def interpret_rules(text: str) -> Interpretation:
     """The deterministic judgment (layers 1–3), no LLM. The agent platform's own error at the
     end of the output (a usage limit, a bad key, overloaded) outranks everything else.
@@ -162,7 +176,7 @@ def interpret_rules(text: str) -> Interpretation:
     platform = platform_reading(
         "\n".join("" if ln.no in written else ln.text for ln in lines) if written else text
     )
-    if platform is not None:
+    if platform is not None and not _recovered(lines, platform.evidence):
         return platform
     tail = final_prose(lines)
     tail_text = tail_prose(lines, tail)

@@ -342,9 +342,10 @@ def compiler_errors(text: str) -> tuple[frozenset[str], frozenset[str], int | No
 DOC_ENTRY = r"^\W{0,3}#{1,6}\s|\b(?:Symptom|Action)s?:"
 """A heading of a document about errors ("## Symptom: `API Error: 529`") or an entry of a runbook
 ("… billing errors. Action: page the owner"): errors written about, not one that happened."""
-QUOTED_MESSAGE_ITEM = r"[-*•]\s+`[^`\n]+`\s*(?:→|->|—|–)\s"
+QUOTED_MESSAGE_ITEM = r"(?:[-*•]|\d{1,2}[.)])\s+`[^`\n]+`\s*(?:\([^)\n]{0,40}\)\s*)?(?:→|->|—|–)\s"
 """An entry of a list of quoted messages with their fixes ("- `FATAL: quota exceeded` → ask an
-admin"): documentation of errors, not one that happened."""
+admin", "1. `429 RESOURCE_EXHAUSTED` (render quota) — explains the backoff"): documentation of
+errors, not one that happened."""
 FINAL_FAILURE = re.compile(
     r"\b(?:encountered an? (?:error|issue|problem)|something went wrong|"
     r"(?:request|execution|task|workflow|run|action|conversation|session|process) (?:has been |was )?"
