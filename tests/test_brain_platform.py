@@ -134,3 +134,20 @@ def test_a_link_is_no_message() -> None:
         "Rate limit reached. Upgrade at https://console.example.com/settings/billing"
     ) == ("rate_limit")
     assert kind_of("Request too large for model `llama3-70b` on tokens per minute") == "permission"
+
+
+def test_a_429_whose_body_says_no_credit_is_billing_not_a_rate_limit() -> None:
+    retries = "\n".join(
+        f"[2024-11-04T01:03:{30 + k}] stream error: unexpected status 429 Too Many Requests: "
+        '{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}; '
+        f"retrying {k}/5 in 400ms…"
+        for k in range(1, 6)
+    )
+    latest = retries + "\n[2024-11-04T01:03:51] ERROR: exceeded retry limit, last status: 429"
+    d = decide([FAILING_TEST, latest])
+    assert (d.decision, d.category) == ("escalate", "external_service")
+    # retries of a plain rate limit under the same closing line stay a rate limit, retried once
+    plain = latest.replace(
+        '{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}', ""
+    )
+    assert decide([FAILING_TEST, plain]).decision == "retry"

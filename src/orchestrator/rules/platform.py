@@ -463,7 +463,12 @@ def find_platform_error(
         if (
             _NOT_OURS.search(_URL.sub(" ", _OWN_EXAMPLE.sub(" ", _sentence_at(line, hit))))
             or (_DOC_LINE.search(line))
-            or (_RETRYING.search(line) and k < len(lines) - 1)
+            or (
+                _RETRYING.search(line)
+                and k < len(lines) - 1
+                # the retries under a CLI's closing 429 still say which 429 it was
+                and not (found is not None and found.kind == "rate_limit")
+            )
         ):
             continue
         status = _status(line)
@@ -483,7 +488,14 @@ def find_platform_error(
             continue
         reset = reset_near(lines, k, now=now)
         err = PlatformError(kind, line[:500], retry_at=reset, status=status, source="text")
+        if err.kind == "rate_limit" and found is None:
+            # a CLI's closing "exceeded retry limit, last status: 429" over the 429's own body
+            # ("insufficient_quota"): the body says which 429 it was
+            found = err
+            continue
         if not err.spec.transient:
+            if found is not None and found.kind == "rate_limit" and err.kind not in _PAYS:
+                return found
             return err  # a bad key or no credit explains the dropped stream printed after it
         if err.kind == "model_switched" and found is None:
             return err  # the platform already answered the quota printed before: another model
@@ -491,6 +503,8 @@ def find_platform_error(
     return found
 
 
+_PAYS = frozenset({"quota", "billing", "usage_limit"})
+"""Kinds a 429 can be, named in its body, that outrank the rate limit a CLI reports it as."""
 _CHROME = re.compile(
     r"^[╭╰]─+[╮╯]$|^│\s*>\s+Type your message|\(\d+% context left\)\s*$|^\?\s+for shortcuts\b"
 )
