@@ -109,7 +109,9 @@ MEASURED: dict[str, tuple[float, float, float, float, float]] = {
 # 0.700 → 0.717 (03dc077). 2026-11-25 (session start e66940b → the commit first scored at):
 # bstyles15 0.867 → 0.900 and bstyles17 0.800 → 0.800 (d6559e7); bstyles16 0.783 → 0.817 and
 # bstyles14 0.817 → 0.850 (19c32d7); bstyles18 0.883 → 0.967, bstyles19 0.800 → 0.833 and
-# bstyles20 0.833 → 0.867 (0116517). The figures below are in-sample, at the session's last rules.
+# bstyles20 0.833 → 0.867 (0116517); bstyles21 0.800 → 0.867 and bstyles23 0.883 → 0.933
+# (b1ad09d); bstyles22 0.783 → 0.800 (ba36faa). The figures below are in-sample, at the
+# session's last rules.
 MEASURED_STYLES: dict[str, tuple[float, float, float, float, float]] = {
     "bstyles1": (0.983, 0.969, 0.000, 0.906, 0.300),
     "bstyles2": (0.967, 0.933, 0.000, 0.900, 0.367),
@@ -127,10 +129,13 @@ MEASURED_STYLES: dict[str, tuple[float, float, float, float, float]] = {
     "bstyles14": (0.850, 0.733, 0.033, 0.633, 0.483),
     "bstyles15": (0.917, 0.867, 0.033, 0.833, 0.267),
     "bstyles16": (0.883, 0.833, 0.067, 0.833, 0.283),
-    "bstyles17": (0.900, 0.933, 0.133, 0.933, 0.267),
+    "bstyles17": (0.917, 0.967, 0.133, 0.967, 0.267),
     "bstyles18": (0.967, 0.967, 0.033, 0.967, 0.300),
     "bstyles19": (0.850, 0.700, 0.000, 0.667, 0.300),
     "bstyles20": (0.883, 0.767, 0.000, 0.767, 0.400),
+    "bstyles21": (0.867, 0.800, 0.067, 0.767, 0.383),
+    "bstyles22": (0.817, 0.667, 0.033, 0.600, 0.467),
+    "bstyles23": (0.933, 0.867, 0.000, 0.867, 0.317),
 }
 MARGIN = 0.10
 
