@@ -925,3 +925,19 @@ def test_a_connection_that_failed_once_is_retried_and_twice_escalates() -> None:
     # a refusal a person must answer is no blip
     refused = "npm ERR! code E401\nnpm ERR! Unable to authenticate, your token is expired"
     assert decide(["FAILED x - KeyError", refused]).category == "external_service"
+
+
+def test_a_push_the_git_host_refuses_for_a_rule_or_a_scope_needs_its_admins() -> None:
+    for refusal in (
+        "remote: error: GH006: Protected branch update failed for refs/heads/main.\n"
+        "remote: error: At least 1 approving review is required by reviewers with write access.",
+        "! [remote rejected] nightly/ci -> nightly/ci (refusing to allow a Personal Access Token "
+        "to create or update workflow `.github/workflows/ci.yml` without `workflow` scope)",
+        "requests.exceptions.HTTPError: 410 Client Error: Gone for url: "
+        "https://sandbox.carrier.example.com/v1/rates",
+    ):
+        d = decide(["FAILED tests/test_ship.py::test_rates - KeyError: 'zone'", refusal])
+        assert (d.decision, d.category) == ("escalate", "external_service"), refusal
+    # a test that expects a 410 is the behaviour under test
+    expects = "FAILED tests/test_docs.py::test_deleted - assert 404 == 410  # 410 Gone expected"
+    assert decide(["FAILED tests/test_docs.py::test_x - KeyError", expects]).decision == "retry"

@@ -283,3 +283,16 @@ def test_a_numbered_list_of_quoted_errors_with_their_fixes_is_documentation() ->
         "  markdownlint reports 0 errors and the doc examples still pass.\n"
     )
     assert decide(text) == ("complete", None)
+
+
+def test_a_push_refused_for_the_tokens_scope_asks_the_person() -> None:
+    text = (
+        "I committed the new workflow and tried to push it.\n\n"
+        "$ git push origin nightly/ci\n"
+        " ! [remote rejected] nightly/ci -> nightly/ci (refusing to allow a Personal Access Token "
+        "to create or update workflow `.github/workflows/ci.yml` without `workflow` scope)\n"
+        "error: failed to push some refs\n\n"
+        "The token this runner uses cannot push workflow files; someone with admin rights has to "
+        "grant the scope or push it.\n"
+    )
+    assert decide(text) == ("escalate", "external_service")

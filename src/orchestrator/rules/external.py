@@ -44,6 +44,13 @@ _SELF_EVIDENT = re.compile(
     r"has rate limited you|\bAPI Error:? 529\b|\b529 Overloaded\b|\boverloaded_error\b|"
     # an account a person must put right: billing off, payments failed, an agreement to accept
     r"\bmust enable billing\b|\benable billing (?:on|for) (?:the|your|this)\b|"
+    # a git host refusing the push for a rule or a scope only the repository's admins can change
+    r"\bGH006\b|\bProtected branch update failed\b|\bprotected branch hook declined\b|"
+    r"\brefusing to allow an? (?:GitHub App|Personal Access Token|OAuth App)\b|"
+    # a remote API or sandbox gone for good
+    r"\b410\b[^.\n]{0,20}\bGone\b[^.\n]{0,12}\bfor url\b|"
+    r"\b(?:API|endpoint|version|sandbox|service|v\d+)\b[^.\n]{0,40}\bhas been "
+    r"(?:retired|decommissioned|shut down|sunset)\b|"
     r"\bbilling (?:account\b[^.\n]{0,60}?\b)?(?:is |has been |was )?(?:disabled|not (?:found|enabled|active)|closed|"
     r"suspended)\b|\bBILLING_DISABLED\b|\bbilling must be enabled\b|\bpayments have failed\b|"
     r"\b(?:accept|sign) the (?:latest |updated |new )?(?:[\w-]+ ){0,3}agreement\b|\blookup \S+(?:: | )no such host\b|\bno such host\b",
