@@ -84,6 +84,13 @@ def cases() -> dict[str, str]:
         "a line of spaces over a CLI's `Allow execution of` prompt": fill(
             " ", tail="x │\n│ Allow execution of: 'rm'?\n"
         ),
+        # an agent CLI's structured output captured as text (`interpret.structured`)
+        "stream-json lines of tool calls": fill(
+            '{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'
+            '"input":{"command":"npm test"}}]}}\n'
+        ),
+        "one JSON object's `{` line never closed": "{\n" + fill('  "response": "x",\n'),
+        "many `{` lines, one `}` at the end": fill("{\n", tail="}\n"),
     }
 
 

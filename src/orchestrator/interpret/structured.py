@@ -13,6 +13,7 @@ platform table) read structure and text alike. Text with no such record is retur
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,13 +43,17 @@ def _records(text: str) -> Iterator[tuple[str, dict[str, Any] | None]]:
     """Each line, or each multi-line JSON object (a `{` line up to its `}` line), with the object
     it parses to (None when it is no JSON object)."""
     lines = text.split("\n")
+    closers = [j for j, ln in enumerate(lines) if ln.rstrip() == "}"]
+    tried = -1  # each closing `}` line is tried once, so nested or unclosed `{` lines cost nothing
     k = 0
     while k < len(lines):
         line = lines[k]
         stripped = line.strip()
         if stripped == "{":  # a pretty-printed object (Gemini CLI's `--output-format json`)
-            end = next((j for j in range(k + 1, len(lines)) if lines[j].rstrip() == "}"), None)
-            if end is not None:
+            at = bisect_right(closers, k)
+            end = closers[at] if at < len(closers) else None
+            if end is not None and end != tried:
+                tried = end
                 chunk = "\n".join(lines[k : end + 1])
                 obj = _parse(chunk)
                 if obj is not None:
