@@ -296,3 +296,14 @@ def test_a_push_refused_for_the_tokens_scope_asks_the_person() -> None:
         "grant the scope or push it.\n"
     )
     assert decide(text) == ("escalate", "external_service")
+
+
+def test_an_error_record_is_an_api_error_only_when_its_body_says_so() -> None:
+    from orchestrator.interpret.structured import unwrap
+    from tests.corpus_cases import first_attempt
+
+    overloaded = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    assert unwrap(overloaded) == "API Error: overloaded_error: Overloaded"
+    assert first_attempt(overloaded).outcome == "backoff"
+    codex = '{"type":"error","message":"stream disconnected before completion"}'
+    assert unwrap(codex) == "ERROR: stream disconnected before completion"

@@ -6,7 +6,7 @@ events, Gemini CLI's `--output-format json` object or `stream-json` lines. The a
 its tools' results are then JSON strings (`"result": "…\\nWhich one do you want?"`), which no
 rule reads. `unwrap` rewrites each such record as the line(s) the console would have shown — the
 agent's message as prose, a tool call as `⏺ Bash(cmd)` with its output under it, an error as
-`API Error: …` — and leaves every other line as it was, so the interpreter's rules (and its
+`API Error: …` or `ERROR: …` — and leaves every other line as it was, so the interpreter's rules (and its
 platform table) read structure and text alike. Text with no such record is returned unchanged.
 """
 
@@ -175,15 +175,19 @@ def _codex_item(item: dict[str, Any], *, done: bool) -> list[str]:
 
 
 def _error(err: dict[str, Any] | None) -> list[str] | None:
+    """An error record as its CLI prints it: a model API's own error body (`{"type":
+    "overloaded_error", "message": "Overloaded"}`) as `API Error: overloaded_error: Overloaded`,
+    anything else (`codex exec`'s error event) as `ERROR: <message>`."""
     if not isinstance(err, dict):
         return None
-    message = _str(err.get("message")) or _str(err.get("error"))
     inner = err.get("error")
-    if isinstance(inner, dict):  # the API's own body: {"type": "overloaded_error", "message": …}
-        message = f"{_str(inner.get('type'))}: {_str(inner.get('message'))}".strip(": ")
-    status = err.get("status") or err.get("code")
-    head = f"API Error: {status} " if isinstance(status, int) else "API Error: "
-    return [head + message] if message else None
+    body: dict[str, Any] = inner if isinstance(inner, dict) else err
+    kind, message = _str(body.get("type")), _str(body.get("message")) or _str(err.get("message"))
+    status = err.get("status") or err.get("code") or body.get("status") or body.get("code")
+    code = f"{status} " if isinstance(status, int) else ""
+    if kind.endswith("_error"):
+        return [f"API Error: {code}{kind}: {message}".rstrip(": ")]
+    return [f"ERROR: {code}{message}"] if message else None
 
 
 def _tool_output(body: str) -> list[str]:
