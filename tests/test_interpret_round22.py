@@ -299,8 +299,9 @@ def test_a_push_refused_for_the_tokens_scope_asks_the_person() -> None:
 
 
 def test_an_error_record_is_an_api_error_only_when_its_body_says_so() -> None:
-    from orchestrator.interpret.structured import unwrap
     from tests.corpus_cases import first_attempt
+
+    from orchestrator.interpret.structured import unwrap
 
     overloaded = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
     assert unwrap(overloaded) == "API Error: overloaded_error: Overloaded"
