@@ -378,7 +378,8 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
     spec, said = err.spec, quote(err.message, 160)
     # only a wait named relative to now ("try again in 9 minutes"): a clock time or an epoch
     # would make the decision depend on the hour the rules run
-    delay = _delay_named(latest, err.message)
+    window = _after(latest, err.message)
+    delay = delay_named(window)
     soon = delay is not None and delay <= 600
     first = before is None or _platform_kind(before) != "rate_limit"
     if err.kind == "rate_limit" and (soon or first):
@@ -391,7 +392,7 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
             "The previous attempt was stopped by the model API's rate limit, not by the code: "
             "continue the task from where it stopped (its changes are still there).",
         )
-    if spec.waits and resets_within_hours(_after(latest, err.message)):
+    if spec.waits and resets_within_hours(window):
         # a usage window or a quota that resets within hours: the run waits for it, no person
         when = f"in {_hours(delay)}" if delay is not None else "later today"
         return RetryDecision(
@@ -416,11 +417,6 @@ def _after(text: str, message: str) -> str:
     """The platform's MESSAGE in TEXT and the few lines under it (where a reset is named)."""
     at = text.rfind(message[:80])
     return text[at : at + len(message) + 300] if at >= 0 else message
-
-
-def _delay_named(text: str, message: str) -> float | None:
-    """The wait named in the platform's message or in the few lines under it in TEXT."""
-    return delay_named(_after(text, message))
 
 
 def _hours(seconds: float) -> str:

@@ -44,9 +44,11 @@ _AT = re.compile(
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = "|".join(m.title() for m in _MONTHS)
+"""`Jan|Feb|…`, for a reset on a date and for a limit that names one."""
 _AT_DATE = re.compile(
     r"\b(?:resets?|try again|retry|available(?: again)?|again)\b[^\n]{0,12}?\b"
-    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+"
+    rf"({_MONTH})[a-z]*\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+"
     r"(\d{4}),?\s+(?:at\s+)?(\d{1,2}):(\d{2})\s*([ap]\.?m\.?)?",
     re.I,
 )
@@ -106,7 +108,7 @@ _RESET_WORD = re.compile(
 _LONG_WINDOW = re.compile(
     r"\b(?:daily|weekly|monthly|billing (?:cycle|period)|(?:this|per) (?:day|week|month)|midnight|"
     r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|"
-    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?)\b",
+    rf"(?:{_MONTH})[a-z]*\.? \d{{1,2}}(?:st|nd|rd|th)?)\b",
     re.I,
 )
 
