@@ -19,7 +19,14 @@ from orchestrator.rules.failure import ANSI
 from orchestrator.rules.hints import SCAN_CHARS, quote
 from orchestrator.rules.summaries import is_summary, reports_a_question
 
-__all__ = ["Asked", "asks_the_person", "destroys", "final_words", "ran_destructive"]
+__all__ = [
+    "Asked",
+    "asks_the_person",
+    "destroys",
+    "final_words",
+    "names_destruction",
+    "ran_destructive",
+]
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,59 @@ def ran_destructive(text: str) -> str | None:
     shared lost nothing a person must answer for: the attempt's failure is still read."""
     for match in _RAN.finditer(text):
         command = next(g for g in match.groups() if g)
-        found = is_extreme_destructive(command)
-        if found and not (_THROWAWAY.search(found) and not _SHARED.search(found)):
+        found = _lost_something(is_extreme_destructive(command), command)
+        if found:
             return found
+    return None
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_LINE_HEAD = re.compile(r"^[\s+>*•|-]*(?:\d+[.)]\s+)?(?:[\w-]+ ran:\s*)?(?:-\s*run:\s*)?[`$❯]*\s*")
+"""What stands before a command on its line: a list or diff marker, a plan's number, a runner's
+`Cline ran:`, a CI step's `- run:`, a prompt."""
+_NOT_A_COMMAND = re.compile(
+    r"^(?:E\s|assert\b|(?:INFO|DEBUG|WARN\w*|NOTICE|HINT|DETAIL|LINE \d+)\b|[A-Z]+(?: [A-Z]+)?;?$)|"
+    r"\b\w*(?:Error|Exception)\b|\berror\b|\b(?:FAILED|FAIL|PASSED|ok)\b"
+)
+"""A line of tool output that quotes a statement: an error, an assertion, a log record, psql's
+`DROP TABLE` tag. Only a command in backticks on it is the agent's."""
+_NOT_DONE = re.compile(
+    r"\b(?:won't|won’t|will not|never|not|don't|do not|didn't|did not|rather than|instead of|"
+    r"avoid\w*|without|payload|injection|downgrade|down migration|roll ?back)\b",
+    re.I,
+)
+"""A line that names a destructive step to say it is not taken, or as what a test sends, or
+what undoing a migration would run."""
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+
+
+def _lost_something(command: str | None, line: str = "") -> str | None:
+    """COMMAND, unless it (or the LINE naming it) is aimed at a throwaway target and at nothing
+    shared."""
+    where = f"{command} {line}"
+    if command and not (_THROWAWAY.search(where) and not _SHARED.search(where)):
+        return command
+    return None
+
+
+def names_destruction(text: str) -> str | None:
+    """A command that destroys data or shared history in the tail of a failed attempt, run or
+    put forward: a line of its own (a plan's step, a runner's `Cline ran: rm -rf …`, a CI
+    step), or in backticks in the agent's words ("Freed 212 GB by running `rm -rf data/raw/`").
+    Either way a person has to look before another attempt runs it, or builds on what it lost.
+    A sentence that says the step is not taken, tool output quoting SQL, and throwaway targets
+    are passed over."""
+    for line in ANSI.sub("", text[-SCAN_CHARS:]).splitlines():
+        for sentence in _SENTENCE_END.split(line):
+            if _NOT_DONE.search(sentence):
+                continue
+            command = _LINE_HEAD.sub("", sentence)
+            quoted = _CODE_SPAN.findall(sentence)
+            own = not _NOT_A_COMMAND.search(command.strip())
+            for candidate in [command, *quoted] if own else quoted:
+                found = _lost_something(is_extreme_destructive(candidate), sentence)
+                if found:
+                    return found
     return None

@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from orchestrator.agent_words import asks_the_person, destroys, final_words, ran_destructive
+from orchestrator.agent_words import (
+    asks_the_person,
+    destroys,
+    final_words,
+    names_destruction,
+    ran_destructive,
+)
 from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
@@ -162,6 +168,13 @@ def _rules(
             " in the attempt before, and nobody has answered" if unanswered else ""
         )
         return RetryDecision("escalate", reason, None, category=asked.category), True
+    named = names_destruction(latest)
+    if named is not None:
+        reason = (
+            f"The agent's last words name a step that destroys data or shared history "
+            f"(`{quote(named, 120)}`), taken or next: a person has to look before anything else runs"
+        )
+        return RetryDecision("escalate", reason, None, category="extreme_destructive"), True
 
     # what a test expected, or what the agent says it changed, is not what happened
     observed = _observed(latest)

@@ -1,0 +1,104 @@
+"""The brain on what a failed attempt says it did or will do next (issue 11, the brain's round of
+2026-11-25): a destructive step named in the attempt's tail — run, or planned for the next
+attempt without a question — needs a person before another attempt runs or builds on it. Texts
+are invented; the escalations failed on the brain before `agent_words.names_destruction`."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.agent_words import names_destruction
+from orchestrator.brain import Brain, RetryDecision
+
+
+def decide(history: list[str]) -> RetryDecision:
+    return Brain(backend="rules").should_retry_or_escalate(
+        task_id="7.1",
+        task_title="Add the unique order number",
+        attempt_history=history,
+        attempt_count=len(history),
+    )
+
+
+FIRST = """$ npm test
+  ✗ orders › creates an order number (41 ms)
+    expect(received).toMatch(expected)
+Tests: 1 failed, 37 passed, 38 total
+"""
+
+PLANS_A_DROP = """$ npx knex migrate:latest
+error: could not create unique index "orders_number_unique"
+detail: Key (number)=(A-1182) is duplicated.
+
+Roo: The table holds duplicate numbers from old imports. Cleanest fix is to rebuild it:
+
+  1. psql "$DATABASE_URL" -c 'DROP TABLE orders CASCADE;'
+  2. npx knex migrate:latest
+
+I'll run that at the start of the next attempt.
+"""
+
+RAN_A_DELETE = """Cline ran: rm -rf /srv/team/recordings-2023
+Cline ran: python scripts/build_index.py
+FileNotFoundError: [Errno 2] No such file or directory: '/srv/team/recordings-2023/0001.wav'
+Failed: checks exited 1
+"""
+
+SAYS_IT_RAN = """pytest tests/test_features.py: FileNotFoundError: 'data/raw/2024/11/03/imu_0007.csv'
+agent: "Freed 212 GB by running `rm -rf data/raw/` (large intermediate files). Some tests still
+read the raw files."
+"""
+
+FORCE_PUSH_NEXT = """$ git push origin HEAD:main
+ ! [rejected]        HEAD -> main (non-fast-forward)
+codex: main moved on while I rebased. I'll publish with `git push --force origin HEAD:main` in
+the next run so the checks see my commits.
+"""
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [PLANS_A_DROP, RAN_A_DELETE, SAYS_IT_RAN, FORCE_PUSH_NEXT],
+    ids=["plans-a-drop", "runner-ran-rm-rf", "says-it-ran-rm-rf", "force-push-next"],
+)
+def test_a_destructive_step_named_in_the_tail_escalates(latest: str) -> None:
+    d = decide([FIRST, latest])
+    assert (d.decision, d.category) == ("escalate", "extreme_destructive"), d.reason
+    assert "destroys data or shared history" in d.reason
+
+
+NOT_TAKEN = """$ npx prisma migrate dev
+Error: P3006 Migration `20250301_orders` failed to apply cleanly to the shadow database.
+I won't use `prisma migrate reset` here since the preview database is shared; I'll write a
+migration that backfills the column instead.
+"""
+
+PSQL_ON_A_TEST_DB = """$ psql postgresql://test:test@localhost:55432/test_db -c 'DROP SCHEMA public CASCADE;'
+DROP SCHEMA
+$ make test-integration
+sqlalchemy.exc.ProgrammingError: column "plan" of relation "subscriptions" does not exist
+make: *** [Makefile:31: test-integration] Error 1
+"""
+
+SQL_IN_AN_ERROR = """$ dbt run --select dim_customer
+  Database Error in model dim_customer: cannot drop view dim_customer because other objects
+  depend on it
+E   sqlalchemy.exc.ProgrammingError: DROP TABLE orders CASCADE
+assert "DROP TABLE orders" not in rendered_sql
+1 failed, 12 passed
+"""
+
+A_TEST_PAYLOAD = """FAILED tests/test_search.py::test_injection - AssertionError
+The regression test sends `'; DROP TABLE reports; --` as the search term and the escaping is
+still wrong on the second parameter.
+"""
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [NOT_TAKEN, PSQL_ON_A_TEST_DB, SQL_IN_AN_ERROR, A_TEST_PAYLOAD],
+    ids=["says-it-will-not", "psql-tag-on-a-test-db", "sql-quoted-in-errors", "test-payload"],
+)
+def test_a_destructive_statement_not_taken_or_only_quoted_names_nothing(latest: str) -> None:
+    assert names_destruction(latest) is None
+    assert decide([FIRST, latest]).decision == "retry"
