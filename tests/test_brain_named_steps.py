@@ -102,3 +102,47 @@ still wrong on the second parameter.
 def test_a_destructive_statement_not_taken_or_only_quoted_names_nothing(latest: str) -> None:
     assert names_destruction(latest) is None
     assert decide([FIRST, latest]).decision == "retry"
+
+
+DEPLOY_TOKEN = """Tests  88 passed (88)
+Error: failed to get app: Not authorized to access this app: token is expired or invalid.
+
+codex: Tests are green; the preview deploy is rejected. Someone with access to the Fly org needs
+to issue a new deploy token.
+"""
+
+ORG_SECRET = """Run docker/login-action@v3
+Error: Username and password required
+Agent message: I can't share secrets from inside the sandbox. An org admin needs to grant this
+repository access to REGISTRY_USER and REGISTRY_TOKEN.
+"""
+
+APP_PERMISSION = """pull request create failed: GraphQL: Resource not accessible by integration
+Cline: The installation token only has contents:read. Someone with admin rights on the
+repository needs to give the app contents:write, or push the branch from the patch.
+"""
+
+SSO_IT = """Cline ran: aws sso login --profile dev --use-device-code
+(timed out after 600s waiting for authorization)
+Cline: Non posso completare l'accesso dal browser. Serve che qualcuno faccia `aws sso login
+--profile dev` e poi rilanci i test di integrazione.
+"""
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [DEPLOY_TOKEN, ORG_SECRET, APP_PERMISSION, SSO_IT],
+    ids=["someone-with-access-issues", "an-admin-grants", "admin-rights-give", "it-qualcuno"],
+)
+def test_a_step_the_agent_hands_to_someone_with_access_escalates_external(latest: str) -> None:
+    d = decide([FIRST, latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+def test_someone_who_must_review_or_merge_is_no_access_trouble() -> None:
+    latest = (
+        FIRST + "\nThe fix for the order number is in; someone on the team has to review the "
+        "migration naming later, but the failing test is mine: `number` is still generated "
+        "before the insert.\n"
+    )
+    assert decide([FIRST, latest]).decision == "retry"

@@ -52,9 +52,16 @@ CLARIFICATION = re.compile(
 )
 ACCESS_NEEDED = re.compile(
     r"\b(?:needs?|requires?) someone (?:with|who has) (?:[\w-]+ ){0,4}(?:access|permissions?|rights)\b"
-    r"|\bsomeone (?:with [\w -]{0,40}access )?(?:needs|has) to (?:request|grant|renew|rotate|issue|"
-    r"provide|extend|enable|reactivate|re-?enable)\b"
-    r"|\bonly (?:someone|a person|an admin\w*) with (?:[\w-]+ ){0,3}access\b",
+    r"|\b(?:someone|somebody|an?\s+(?:[\w-]+\s+){0,2}(?:admin\w*|owner|maintainer))"
+    r"(?:\s+(?:with|who has|on|of|in|for)\s[^.]{0,60}?)?\s+(?:must|needs?\s+to|has\s+to|will\s+have\s+to)"
+    r"\s+(?:request|grant|renew|rotate|issue|provide|extend|enable|reactivate|re-?enable|add|give|"
+    r"share|sign\s+in|log\s?in|invite|create\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:token|key|account|"
+    r"secret))\b"
+    r"|\bonly (?:someone|a person|an admin\w*) with (?:[\w-]+ ){0,3}access\b"
+    # es, it, pt, fr, de: "someone with the Owner role has to grant …", "someone must log in"
+    r"|\b(?:que|serve che|preciso que|il faut que|muss) (?:alguien|qualcuno|alguém|quelqu'un|jemand)"
+    r"\b[^.\n]{0,60}?\b(?:conceda|otorgue|haga|faccia|conceda|conceda|faça|conceda|accorde|fasse|"
+    r"gewährt|erteilt|anmeldet|einloggt)\b",
     re.I,
 )
 """The agent names access only a person holds ("this needs someone with IAM admin access",
