@@ -146,3 +146,44 @@ def test_someone_who_must_review_or_merge_is_no_access_trouble() -> None:
         "before the insert.\n"
     )
     assert decide([FIRST, latest]).decision == "retry"
+
+
+RATE_LIMITER_TEST = """Applied edit to src/quota.rs
+running 22 tests
+---- quota::tests::quota_exceeded_after_burst stdout ----
+[2026-03-11T02:31:55Z WARN  tokenbucket::quota] quota exceeded for key=tenant-7 (available=0)
+thread 'quota::tests::quota_exceeded_after_burst' panicked at src/quota.rs:212:9
+test result: FAILED. 21 passed; 1 failed
+"""
+
+HANDLER_TEST = """--- FAIL: TestQuotaExceededReturns429 (0.01s)
+    api_test.go:151: body = {"error":"quota exceeded","tenant":"t_demo"}, want {"error":"quota_exceeded"}
+FAIL	example.com/shop/internal/api	0.398s
+"""
+
+MOTO_TEST = """tests/storage/test_refresh.py::test_upload_refreshes FAILED
+E   assert 2 == 1
+tests/storage/test_refresh.py:58 (mock_aws injects ExpiredToken: The security token included in the request is expired)
+1 failed, 27 passed in 3.10s
+"""
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [RATE_LIMITER_TEST, HANDLER_TEST, MOTO_TEST],
+    ids=["rate-limiter-test", "quota-handler-test", "moto-injects-expired-token"],
+)
+def test_trouble_that_is_the_subject_of_the_failing_test_is_retried(latest: str) -> None:
+    d = decide([FIRST, latest])
+    assert d.decision == "retry", d.reason
+
+
+def test_a_real_quota_under_tests_named_for_something_else_still_escalates() -> None:
+    latest = """tests/unit/test_rate_limit.py ....                                  [ 10%]
+tests/integration/test_summarize_live.py FFFF                             [ 14%]
+E   openai.RateLimitError: Error code: 429 - {'error': {'message': 'You exceeded your current quota, please check your plan and billing details.', 'code': 'insufficient_quota'}}
+FAILED tests/integration/test_summarize_live.py::test_summarize_short - openai.RateLimitError: Error code: 429 - You exceeded your current quota
+4 failed, 92 passed in 31.07s
+"""
+    d = decide([FIRST, latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason

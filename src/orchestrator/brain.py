@@ -33,6 +33,7 @@ from orchestrator.rules.hints import SCAN_CHARS, guidance_for, quote, tail
 from orchestrator.rules.platform import api_rejection, find_platform_error
 from orchestrator.rules.reset_time import delay_named, resets_within_hours
 from orchestrator.rules.signals import ESCALATIONS
+from orchestrator.rules.subject import about_the_code
 from orchestrator.rules.summaries import is_summary, says_again
 
 __all__ = [
@@ -180,6 +181,8 @@ def _rules(
     observed = _observed(latest)
     external = external_line(observed) or _later_trouble(attempt_history)
     blip = None  # a connection that failed once: retried unless something else decides
+    if external is not None and about_the_code(attempt_history[-1][-20000:], external):
+        external = None  # a test of the rate limiter expecting `quota exceeded`
     if external is not None and _passing_network_trouble(external, before):
         blip, external = external, None
     if external is not None:
@@ -386,7 +389,7 @@ def _platform(latest: str, before: str | None = None) -> RetryDecision | None:
         err = find_platform_error(said_by_agent.group(1), tail=None)
     else:
         err = find_platform_error(latest)
-    if err is None:
+    if err is None or about_the_code(latest, err.message):
         return None
     spec, said = err.spec, quote(err.message, 160)
     # only a wait named relative to now ("try again in 9 minutes"): a clock time or an epoch
