@@ -236,6 +236,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"authentication_error|authentication_failed|AuthenticationError|UNAUTHENTICATED|"
             r"(?:oauth|access|auth(?:entication)?) token (?:has |is )?(?:expired|invalid|revoked)|"
             r"token (?:has )?expired|please run /login|run `?/login|not logged in|login required|"
+            r"\bauthentication required\b|\bsession has expired or was revoked\b|"
             r"invalid bearer token|" + _code("401") + r"|Unauthori[sz]ed|could not authenticate|"
             r"failed to (?:refresh|authenticate|log ?in)|\btoken refresh failed\b|"
             r"\brun [`'\"]?(?:codex|claude|gemini|copilot) (?:login|auth)\b|"
@@ -477,7 +478,7 @@ def find_platform_error(
         # by the API's JSON body is read with it (`429 Too Many Requests: {` … `"code":
         # "insufficient_quota"`: the body's quota outranks the status's rate limit)
         body = _json_body(lines, k)
-        if _BODY_LINE.match(line) and k > 0:
+        if _BODY_LINE.match(line) and k > 0 and not _JSON_EVENT.match(line):
             # the tail of a message wrapped over lines (`"status":"RESOURCE_EXHAUSTED"}}]`): read
             # with the lines above it, whose words ("requests per minute") name the limit
             line = " ".join(lines[max(0, k - 3) : k + 1])
@@ -506,11 +507,19 @@ def find_platform_error(
 _PAYS = frozenset({"quota", "billing", "usage_limit"})
 """Kinds a 429 can be, named in its body, that outrank the rate limit a CLI reports it as."""
 _CHROME = re.compile(
-    r"^[╭╰]─+[╮╯]$|^│\s*>\s+Type your message|\(\d+% context left\)\s*$|^\?\s+for shortcuts\b"
+    r"^[╭╰]─+[╮╯]$|^│\s*>\s+Type your message|\(\d+% context left\)\s*$|^\?\s+for shortcuts\b|"
+    r"^Total (?:usage est|duration \((?:API|wall)\)|code changes):|^Usage by model:|"
+    r"^[\w.-]+\s+[\d.]+[kM]? input, [\d.]+[kM]? output\b"
 )
-"""Gemini CLI's input box and status bar, which stand under its last message in a screen copy."""
+"""Gemini CLI's input box and status bar, which stand under its last message in a screen copy;
+Copilot CLI's usage footer under its last message."""
 _BODY_LINE = re.compile(r"^\s*(?:[{}\]\"]|\[(?!\d{4}-|\d\d:\d\d|[A-Z]+\]))")
 """A line of a JSON body; not a log line's `[2026-11-24 15:59:12]` or `[WARN]` prefix."""
+
+
+_JSON_EVENT = re.compile(r"^\{\s*\"\w+\"\s*:.*\}$")
+"""A whole JSON record on its line (a headless CLI's event): read alone, not with the records
+above it, whose file paths (`src/billing/period.ts`) are not the error's words."""
 
 
 def _json_body(lines: list[str], k: int) -> str:

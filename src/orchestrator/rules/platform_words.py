@@ -46,7 +46,11 @@ PLATFORM_PHRASES = re.compile(
     # an agent CLI's own error line: "codex: 401 Unauthorized (token refresh failed)"
     r"^(?:codex|claude|gemini|copilot|aider|cursor-agent|cline|roo|openhands)\W{1,3}(?:error\W{1,3})?"
     r"(?:40[13]\b|Unauthori[sz]ed|Forbidden)|\btoken refresh failed\b|"
-    r"\byour request was rate-?limited\b|\byou['’]?ve hit a rate limit\b|"
+    r"\byour request was rate-?limited\b|\byou['’]?ve hit (?:a|the) rate limit\b|"
+    # an agent CLI's own error line: "Error: Rate limited. You have sent too many requests",
+    # "Error: Authentication required. Your session has expired or was revoked."
+    r"^\W{0,4}error\W{1,3}(?:rate[ -]?limited\b|authentication required\b|"
+    r"your session has expired\b)|"
     r"\byou(?:['’]?ve| have) been rate[ -]?limited\b|\bError Code: rate_limited\b|"
     r"did not provide any assistant messages|\blast status: \d{3}\b|"
     # the account must change before the model answers at all

@@ -1,0 +1,90 @@
+"""Round 23 (issue 11), one behaviour each, on invented text. Written on the realistic set
+`styles24` (Copilot, Cursor, Cline, Roo, OpenHands, Goose, OpenCode and Amp in their own output
+shapes) after it was scored once: the platform's own error lines these CLIs print."""
+
+from __future__ import annotations
+
+from tests.corpus_cases import first_attempt
+
+from orchestrator.rules.platform import find_platform_error
+
+
+def outcome(text: str) -> str:
+    return str(first_attempt(text).outcome)
+
+
+def test_a_cli_error_line_saying_rate_limited_waits_for_the_named_reset() -> None:
+    text = (
+        "[amp] ✓ Edit  api/openapi.yaml  (+190 -0)\n\n"
+        "Error: Rate limited. You have sent too many requests in a short period.\n"
+        "Try again in 4 minutes.\n"
+    )
+    err = find_platform_error(text)
+    assert err is not None and err.kind == "rate_limit"
+    assert outcome(text) in ("wait", "backoff")
+
+
+def test_hitting_the_rate_limit_for_a_model_is_a_rate_limit() -> None:
+    text = (
+        "Editing reports/generators/sales.py\n\n"
+        "Error: You've hit the rate limit for sonnet-4.5 on your current plan.\n"
+        "Try again in about 20 minutes, or switch to Auto to keep going now.\n"
+    )
+    err = find_platform_error(text)
+    assert err is not None and err.kind == "rate_limit"
+    assert outcome(text) in ("wait", "backoff")
+
+
+def test_copilots_usage_footer_does_not_hide_the_error_above_it() -> None:
+    text = (
+        "✓ Edit pkg/rpc/interceptors.go (+19 -4)\n\n"
+        "✗ Error: Sorry, you've hit a rate limit that restricts the number of\n"
+        "  Copilot model requests you can make within a specific time period.\n"
+        "  Please try again in 37 minutes.\n"
+        "  (Request ID: 7C1E:3F0A:11B2D4)\n\n"
+        "Total usage est:       1 Premium request\n"
+        "Total duration (API):  22s\n"
+        "Total duration (wall): 41s\n"
+        "Total code changes:    19 lines added, 4 lines removed\n"
+        "Usage by model:\n"
+        "    claude-sonnet-4.5    61.4k input, 1.2k output, 40.0k cache read\n"
+    )
+    err = find_platform_error(text)
+    assert err is not None and err.kind == "rate_limit"
+    assert outcome(text) in ("wait", "backoff")
+
+
+def test_a_cli_whose_session_expired_needs_the_person_to_sign_in() -> None:
+    text = (
+        "Reading package.json\nReading .eslintrc.cjs\n\n"
+        "Error: Authentication required. Your session has expired or was revoked.\n\n"
+        "Please run `cursor-agent login` to sign in again, or set CURSOR_API_KEY for\n"
+        "non-interactive use.\n"
+    )
+    err = find_platform_error(text)
+    assert err is not None and err.kind == "authentication"
+    d = first_attempt(text)
+    assert d.outcome == "escalate" and d.escalation is not None
+    assert d.escalation.category == "external_service"
+
+
+def test_a_headless_max_turns_record_is_read_alone_not_with_the_paths_above_it() -> None:
+    text = (
+        '{"type":"assistant","message":{"content":[{"type":"tool_use","name":"edit_file",'
+        '"input":{"path":"src/billing/period.ts"}}]}}\n'
+        '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":80,'
+        '"error":"Maximum number of turns (80) reached"}\n'
+    )
+    err = find_platform_error(text)
+    assert err is not None and err.kind == "max_turns"
+    assert outcome(text) == "retry"
+
+
+def test_an_app_answering_authentication_required_is_no_platform_error() -> None:
+    text = (
+        "✓ Edit src/middleware/auth.ts\n"
+        "The middleware now answers 401 with the body 'Authentication required' when the\n"
+        "header is missing, and rate limited clients get a Retry-After; tests pass (14 passed).\n"
+    )
+    assert find_platform_error(text) is None
+    assert outcome(text) == "complete"
