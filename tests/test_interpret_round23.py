@@ -88,3 +88,41 @@ def test_an_app_answering_authentication_required_is_no_platform_error() -> None
     )
     assert find_platform_error(text) is None
     assert outcome(text) == "complete"
+
+
+RUNNER_REPORT = """
+── runner ──
+exit code:   1
+duration:    5m 07s
+edits:       cli/build.js, lib/watch.js (new) — not run, not tested
+pending:     partial-dependency map in lib/pages.js, tests, README section
+note:        each request in this session was ~27k tokens, so consecutive calls collide.
+Design notes the agent wrote before the limit:
+  - debounce file events by 100 ms so editors that write twice don't trigger two rebuilds
+  - on partial change, rebuild every page whose dependency set includes the partial
+  - on config change, do a full rebuild
+"""
+
+
+def test_a_platform_error_above_a_runners_report_of_a_failed_run_is_where_it_ended() -> None:
+    text = (
+        "[cline] Edit lib/watch.js\n"
+        "API Request Failed\n"
+        '  429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would '
+        'exceed the rate limit for your organization of 30,000 input tokens per minute."}}\n'
+        "Auto-retrying in 29 seconds... (attempt 3 of 3)\n"
+        "API Request Failed\n"
+        "  429 rate_limit_error (input tokens per minute)\n\n"
+        "Task ended: API request failed after 3 retries.\n" + RUNNER_REPORT
+    )
+    assert outcome(text) in ("wait", "backoff")
+
+
+def test_a_platform_error_the_run_got_past_is_not_read_through_a_report() -> None:
+    text = (
+        "API Error (529 Overloaded) · retrying in 2s (attempt 1/10)\n"
+        "✓ Edit lib/watch.js\n✓ Bash npm test\n  Tests  41 passed (41)\n\n"
+        "The watcher now rebuilds only the pages whose partials changed; all tests pass.\n"
+        + RUNNER_REPORT.replace("exit code:   1", "exit code:   0")
+    )
+    assert outcome(text) == "complete"

@@ -10,7 +10,7 @@ import re
 from orchestrator.interpret.model import Interpretation
 from orchestrator.interpret.text import Line
 from orchestrator.rules.external import external_trouble
-from orchestrator.rules.platform import find_platform_error, kind_of
+from orchestrator.rules.platform import PlatformError, find_platform_error, kind_of
 from orchestrator.rules.platform_ask import OPTIONS, question_for, recommendation_for
 
 
@@ -54,7 +54,7 @@ def platform_reading(text: str) -> Interpretation | None:
     usage limit needs a person (`external_service`; the judge first waits for a near reset or
     backs off); a transient error or max turns is a failed attempt the judge backs off from or
     retries."""
-    err = find_platform_error(text)
+    err = find_platform_error(text) or _before_the_runs_end(text)
     if err is None:
         return None
     spec = err.spec
@@ -81,6 +81,32 @@ def platform_reading(text: str) -> Interpretation | None:
         platform=err.kind,
         retry_at=err.retry_at,
     )
+
+
+_RUN_FAILED = re.compile(
+    r"\bexit(?:ed)?(?: with)?(?: code| status)?:?\s+[1-9]\d*\b|\bstatus:\s*(?:failed|error)\b|"
+    r"\bTask ended\b|\bfailed after \d+ (?:retries|attempts)\b|\bexceeded retry limit\b|"
+    # a loop runner stopping on it: "Stopping.", "No response received, exiting.", "Ralph exited:
+    # api_limit", its status file's `"status":"error"`
+    r"\bStopping\.|\bexiting\b|\bstopped after \d+\b|\bexited: \w+|\"status\"\s*:\s*\"error\"",
+    re.I,
+)
+"""The run's own end says it failed: an exit status, a runner's `status: failed`, a CLI's
+"Task ended: API request failed after 3 retries"."""
+
+
+_REPORT_LINES = 30
+"""How far above the end a runner's report may push the platform's error."""
+
+
+def _before_the_runs_end(text: str) -> PlatformError | None:
+    """The platform's error above what a runner printed after the session (its report, the
+    agent's plan, notes), when the run's end says it failed: the error is where it ended."""
+    err = find_platform_error(text, tail=_REPORT_LINES)
+    if err is None:
+        return None
+    at = text.rfind(err.message[:60])
+    return err if at >= 0 and _RUN_FAILED.search(text, at) else None
 
 
 _MODEL_PROVIDER = re.compile(
