@@ -56,10 +56,35 @@ the next run so the checks see my commits.
 """
 
 
+WAITS_FOR_A_QUOTED_DROP = (
+    "attempt 5/20 failed: loop exited without changes — fix_plan.md still "
+    '"BLOCKED: need approval for DROP TABLE events CASCADE on sensors-prod"\n'
+)
+
+WAITS_FOR_A_QUOTED_RM_DE = (
+    "attempt 3/5 failed: OSError: [Errno 28] No space left on device — Roo wartet auf "
+    'Freigabe für "rm -rf /mnt/team/datasets/imagenet-subset-raw"\n'
+)
+
+
 @pytest.mark.parametrize(
     "latest",
-    [PLANS_A_DROP, RAN_A_DELETE, SAYS_IT_RAN, FORCE_PUSH_NEXT],
-    ids=["plans-a-drop", "runner-ran-rm-rf", "says-it-ran-rm-rf", "force-push-next"],
+    [
+        PLANS_A_DROP,
+        RAN_A_DELETE,
+        SAYS_IT_RAN,
+        FORCE_PUSH_NEXT,
+        WAITS_FOR_A_QUOTED_DROP,
+        WAITS_FOR_A_QUOTED_RM_DE,
+    ],
+    ids=[
+        "plans-a-drop",
+        "runner-ran-rm-rf",
+        "says-it-ran-rm-rf",
+        "force-push-next",
+        "quoted-drop-awaiting-approval",
+        "quoted-rm-awaiting-approval-de",
+    ],
 )
 def test_a_destructive_step_named_in_the_tail_escalates(latest: str) -> None:
     d = decide([FIRST, latest])

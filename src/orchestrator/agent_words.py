@@ -126,7 +126,8 @@ def ran_destructive(text: str) -> str | None:
     return None
 
 
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`|\"([^\"\n]{4,})\"|“([^”\n]{4,})”|„([^“\n]{4,})“")
+_CLAUSE_BREAK = re.compile(r"[—;:,(]|\s-\s")
 _LINE_HEAD = re.compile(r"^[\s+>*•|-]*(?:\d+[.)]\s+)?(?:[\w-]+ ran:\s*)?(?:-\s*run:\s*)?[`$❯]*\s*")
 """What stands before a command on its line: a list or diff marker, a plan's number, a runner's
 `Cline ran:`, a CI step's `- run:`, a prompt."""
@@ -157,22 +158,37 @@ def _lost_something(command: str | None, line: str = "") -> str | None:
     return None
 
 
+def _spans(sentence: str) -> list[tuple[str, str]]:
+    """Each command in backticks or quotes in SENTENCE, with the clause that leads up to it:
+    `need approval for "DROP TABLE …"`, "I won't use `prisma migrate reset`". Quotes led by tool
+    output (`assert "DROP TABLE x" not in sql`) are strings of code, not commands."""
+    out = []
+    for m in _CODE_SPAN.finditer(sentence):
+        lead = _CLAUSE_BREAK.split(sentence[: m.start()])[-1]
+        if m.group(1) is None and _NOT_A_COMMAND.search(lead.strip()):
+            continue
+        said = next(g for g in m.groups() if g)
+        out.append((said, lead + said))
+    return out
+
+
 def names_destruction(text: str) -> str | None:
     """A command that destroys data or shared history in the tail of a failed attempt, run or
     put forward: a line of its own (a plan's step, a runner's `Cline ran: rm -rf …`, a CI
-    step), or in backticks in the agent's words ("Freed 212 GB by running `rm -rf data/raw/`").
-    Either way a person has to look before another attempt runs it, or builds on what it lost.
-    A sentence that says the step is not taken, tool output quoting SQL, and throwaway targets
-    are passed over."""
+    step), or in backticks or quotes in the agent's words ("Freed 212 GB by running `rm -rf
+    data/raw/`", `waiting for approval of "DROP TABLE events CASCADE"`). Either way a person has
+    to look before another attempt runs it, or builds on what it lost. What is said not to be
+    taken, tool output quoting SQL, and throwaway targets are passed over."""
     for line in ANSI.sub("", text[-SCAN_CHARS:]).splitlines():
         for sentence in _SENTENCE_END.split(line):
-            if _NOT_DONE.search(sentence):
-                continue
             command = _LINE_HEAD.sub("", sentence)
-            quoted = _CODE_SPAN.findall(sentence)
-            own = not _NOT_A_COMMAND.search(command.strip())
-            for candidate in [command, *quoted] if own else quoted:
-                found = _lost_something(is_extreme_destructive(candidate), sentence)
+            candidates = _spans(sentence)
+            if not _NOT_A_COMMAND.search(command.strip()):
+                candidates.insert(0, (command, sentence))
+            for candidate, said in candidates:
+                if _NOT_DONE.search(said):
+                    continue
+                found = _lost_something(is_extreme_destructive(candidate), said)
                 if found:
                     return found
     return None
