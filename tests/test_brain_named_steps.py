@@ -212,3 +212,21 @@ FAILED tests/integration/test_summarize_live.py::test_summarize_short - openai.R
 """
     d = decide([FIRST, latest])
     assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [
+        "$ gh pr create --repo example/fleet-api --head bot:fix/odometer --fill\n"
+        "pull request create failed: GraphQL: Resource not accessible by integration "
+        "(createPullRequest)\nrunner: publish step failed (exit 1)\n",
+        "ralph loop #16 (fix_plan.md: 6/7 done)\n"
+        '{"admin":false,"maintain":false,"pull":true,"push":false}\n'
+        "ralph: the bot account has read-only access. I can't open the PR without push rights "
+        "or a fork; stopping item 7.\n",
+    ],
+    ids=["github-app-not-granted", "cannot-without-push-rights"],
+)
+def test_a_permission_the_bot_was_not_granted_escalates_external(latest: str) -> None:
+    d = decide([FIRST, latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason

@@ -47,6 +47,8 @@ _SELF_EVIDENT = re.compile(
     # a git host refusing the push for a rule or a scope only the repository's admins can change
     r"\bGH006\b|\bProtected branch update failed\b|\bprotected branch hook declined\b|"
     r"\brefusing to allow an? (?:GitHub App|Personal Access Token|OAuth App)\b|"
+    # GitHub refusing an app's token a permission it was not granted
+    r"\bResource not accessible by (?:integration|personal access token)\b|"
     # a remote API or sandbox gone for good
     r"\b410\b[^.\n]{0,20}\bGone\b[^.\n]{0,12}\bfor url\b|"
     r"\b(?:API|endpoint|version|sandbox|service|v\d+)\b[^.\n]{0,40}\bhas been "
