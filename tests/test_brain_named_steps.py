@@ -230,3 +230,32 @@ FAILED tests/integration/test_summarize_live.py::test_summarize_short - openai.R
 def test_a_permission_the_bot_was_not_granted_escalates_external(latest: str) -> None:
     d = decide([FIRST, latest])
     assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+def test_a_registry_with_no_login_for_it_escalates_external() -> None:
+    latest = (
+        "error: failed to get `acme-telemetry` as a dependency of package `fdr-core v0.7.3`\n"
+        "Caused by:\n  no token found for `acme`, please run `cargo login --registry acme`\n"
+    )
+    d = decide([FIRST, latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+def test_waiting_until_an_admin_raises_a_limit_escalates_external() -> None:
+    latest = (
+        "[nightrun] check: gh pr checks 214 --required -> ci / test fail 0s (job not started)\n"
+        "codex: the spending limit is $0 until the 1st. I can't run the required check until an "
+        "org admin raises the limit; the code itself passes locally.\n"
+    )
+    d = decide([FIRST, latest])
+    assert (d.decision, d.category) == ("escalate", "external_service"), d.reason
+
+
+def test_a_cli_that_lost_its_connection_once_is_retried_not_read_as_asking() -> None:
+    latest = (
+        "Error: ConnectError: [unavailable] read ECONNRESET\n"
+        "    at /home/night/.local/share/cursor-agent/versions/2026.05.20/index.js:412:20833\n"
+        "Connection to Cursor lost. Please check your network and try again.\n"
+        "[runner] cursor-agent exited 1 after 2m41s\n"
+    )
+    assert decide([FIRST, latest]).decision == "retry"

@@ -47,6 +47,11 @@ _SELF_EVIDENT = re.compile(
     # a git host refusing the push for a rule or a scope only the repository's admins can change
     r"\bGH006\b|\bProtected branch update failed\b|\bprotected branch hook declined\b|"
     r"\brefusing to allow an? (?:GitHub App|Personal Access Token|OAuth App)\b|"
+    # a registry or cloud CLI with no login for it: "no token found for `acme`, please run
+    # `cargo login --registry acme`"
+    r"\bno (?:token|credentials?|auth token) found for\b|"
+    r"\bplease run [`'\"]?(?:cargo|npm|pnpm|yarn|docker|gh|az|gcloud|aws|heroku|fly|flyctl|vercel|"
+    r"netlify|firebase) (?:auth )?login\b|"
     # GitHub refusing an app's token a permission it was not granted
     r"\bResource not accessible by (?:integration|personal access token)\b|"
     # a remote API or sandbox gone for good

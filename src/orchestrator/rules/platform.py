@@ -323,7 +323,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"stream disconnected|stream (?:error|closed)|streaming failed|connection (?:was )?(?:reset|closed|aborted|"
             r"dropped|error)|ECONNRESET|socket hang up|premature close|APIConnectionError|"
             r"fetch failed|network error|Request timed out|APITimeoutError|connection failed|"
-            r"network disconnected",
+            r"network disconnected|connection to [\w-]+ (?:was )?lost",
             re.I,
         ),
     ),

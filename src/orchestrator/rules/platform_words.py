@@ -46,6 +46,7 @@ PLATFORM_PHRASES = re.compile(
     # an agent CLI's own error line: "codex: 401 Unauthorized (token refresh failed)"
     r"^(?:codex|claude|gemini|copilot|aider|cursor-agent|cline|roo|openhands)\W{1,3}(?:error\W{1,3})?"
     r"(?:40[13]\b|Unauthori[sz]ed|Forbidden)|\btoken refresh failed\b|"
+    r"\bConnection to [\w-]+ (?:was )?lost\b|\bcheck your (?:network|internet)(?: connection)? and try again\b|"
     r"\byour request was rate-?limited\b|\byou['’]?ve hit (?:a|the) rate limit\b|"
     # an agent CLI's own error line: "Error: Rate limited. You have sent too many requests",
     # "Error: Authentication required. Your session has expired or was revoked."
