@@ -259,3 +259,28 @@ def test_a_cli_that_lost_its_connection_once_is_retried_not_read_as_asking() -> 
         "[runner] cursor-agent exited 1 after 2m41s\n"
     )
     assert decide([FIRST, latest]).decision == "retry"
+
+
+@pytest.mark.parametrize(
+    "latest",
+    [
+        'attempt 3/5 failed: agent waiting for approval: "Confirm force-push of rewritten '
+        'history to origin main (all branches, tags)?"\n',
+        "HALT — still waiting on approval for DROP COLUMN ingredients.unit on shared staging "
+        "(18,406 rows with data). Go ahead with this plan?\n",
+    ],
+    ids=["confirm-force-push-of-history", "go-ahead-for-a-drop-losing-rows"],
+)
+def test_a_go_ahead_asked_for_a_step_that_loses_data_is_extreme_destructive(latest: str) -> None:
+    d = decide([FIRST, latest])
+    assert (d.decision, d.category) == ("escalate", "extreme_destructive"), d.reason
+
+
+def test_a_question_about_soft_deleted_rows_is_no_destructive_step() -> None:
+    latest = (
+        FIRST + "\nThe task says to export every account, the test says the opposite. I did not "
+        "want to delete or rewrite a test that may encode a legal requirement. Please confirm: "
+        "should soft-deleted users be included in the export?\n"
+    )
+    d = decide([FIRST, latest])
+    assert d.decision == "escalate" and d.category != "extreme_destructive", d.reason

@@ -22,6 +22,7 @@ from orchestrator.rules.summaries import is_summary, reports_a_question
 __all__ = [
     "Asked",
     "asks_the_person",
+    "data_at_stake",
     "destroys",
     "final_words",
     "names_destruction",
@@ -38,12 +39,22 @@ class Asked:
 
 
 _DATA_AT_STAKE = re.compile(
-    r"\b(?:delet\w*|drop\w*|wip\w+|truncat\w*|destroy\w*|reset\w*|los(?:e|ing|t)|purg\w+|"
-    r"force[- ]push\w*|overwrit\w+|rewrit\w+)\b[^.\n]{0,80}\b(?:rows?|records?|data|tables?|schema|"
+    r"\b(?<!soft-)(?<!soft )(?:delet\w*|drop\w*|wip\w+|truncat\w*|destroy\w*|reset\w*|los(?:e|ing|t)|purg\w+|"
+    r"force[- ]push\w*|overwrit\w+|rewrit\w+)\b(?:[^.\n]|\.(?=\w)){0,80}\b(?:rows?|records?|data|tables?|schema|"
     r"databases?|history|commits?|users?)\b",
     re.I,
 )
 """A step a summary reports the agent held back that would lose data or history."""
+
+
+def data_at_stake(words: str) -> bool:
+    """WORDS name a step that would lose data or history ("Confirm force-push of rewritten
+    history", "DROP COLUMN … (18,406 rows with data)"), in a sentence that does not say it is
+    not taken ("I did not want to delete or rewrite a test …")."""
+    return any(
+        _DATA_AT_STAKE.search(sentence) and not _NOT_DONE.search(sentence)
+        for sentence in _SENTENCE_END.split(words)
+    )
 
 
 def destroys(words: str) -> bool:

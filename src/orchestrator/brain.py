@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from orchestrator.agent_words import (
     asks_the_person,
+    data_at_stake,
     destroys,
     final_words,
     names_destruction,
@@ -164,12 +165,15 @@ def _rules(
         earlier = asks_the_person(attempt_history[-2])
         asked = earlier if earlier is not None and earlier.category is not None else None
         unanswered = True
+    named = names_destruction(latest)
     if asked is not None:
         reason = f"The agent asked for a decision only a person can make (`{asked.said}`)" + (
             " in the attempt before, and nobody has answered" if unanswered else ""
         )
-        return RetryDecision("escalate", reason, None, category=asked.category), True
-    named = names_destruction(latest)
+        # the go-ahead it waits for is for a step that destroys data or shared history
+        at_stake = asked.category is None and (named or data_at_stake(asked.said))
+        category = "extreme_destructive" if at_stake and not unanswered else asked.category
+        return RetryDecision("escalate", reason, None, category=category), True
     if named is not None:
         reason = (
             f"The agent's last words name a step that destroys data or shared history "
