@@ -126,3 +126,22 @@ def test_a_platform_error_the_run_got_past_is_not_read_through_a_report() -> Non
         + RUNNER_REPORT.replace("exit code:   1", "exit code:   0")
     )
     assert outcome(text) == "complete"
+
+
+def test_the_agents_own_count_short_of_the_total_is_no_finished_work() -> None:
+    text = (
+        "✓ Edit src/cart/discounts.ts\n✓ Edit src/cart/discounts.test.ts\n\n"
+        "The stacking rules are implemented and the checkout page shows the combined discount.\n\n"
+        "**Tests**: 116 of 118 pass.\n**Lint**: clean.\n"
+    )
+    assert outcome(text) == "retry"
+
+
+def test_dbt_progress_lines_are_no_count_of_passes() -> None:
+    text = (
+        "17:41:09  14 of 16 PASS not_null_mart_customer_churn_customer_id ...... [PASS in 0.33s]\n"
+        "17:41:10  16 of 16 PASS assert_churn_flag_consistent .................. [PASS in 0.52s]\n"
+        "17:41:10  Completed successfully\n\n"
+        "The churn models are built and all 16 nodes passed.\n"
+    )
+    assert outcome(text) == "complete"

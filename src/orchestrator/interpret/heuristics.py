@@ -42,7 +42,7 @@ from orchestrator.interpret.phrases import (
     UNCERTAIN,
     WHICH_WORDS,
 )
-from orchestrator.interpret.results import output_status
+from orchestrator.interpret.results import output_status, short_of_all
 from orchestrator.interpret.text import Line, LineFinder, final_prose, join, sentences
 from orchestrator.models import Verdict
 from orchestrator.rules.failure import (
@@ -449,6 +449,8 @@ def read_unmarked(lines: list[Line]) -> Reading:
         # agent's last words, or before words that neither say it was fixed and run again nor
         # explain it as not this work's ("All tests pass"), the result speaks against its claims
         failed = max(failed + 2, done + 1)
+    if short_of_all(claims):
+        failed = max(failed, done + 1)  # "116 of 118 pass": the agent's own count says not all
     if ERRORS_LEFT.search(tail_text.strip().rsplit("\n\n", 1)[-1]):
         failed = max(failed, done + 1)  # its last paragraph says errors are left: not done
     uncertain_m = UNCERTAIN.search(tail_text)

@@ -16,7 +16,7 @@ from orchestrator.interpret.phrases import (
 )
 from orchestrator.interpret.text import Line
 
-__all__ = ["file_content", "output_status"]
+__all__ = ["file_content", "output_status", "short_of_all"]
 
 _CODE_LANG_NAMES = (
     "python py javascript js jsx typescript ts tsx java kotlin kt go golang rust rs c h cpp c++ "
@@ -168,3 +168,20 @@ def output_status(
         if _RESULT_OK.search(text):
             return "success", text.strip(), ln.no
     return None, None, -1
+
+
+_N_OF_M = re.compile(
+    r"\b(\d[\d,]*)\s*(?:of|out of|/)\s*(\d[\d,]*)\s+(?:(?i:(?:unit |e2e |integration )?(?:tests?|specs?|"
+    r"checks?|cases?|suites?))\s+)?(?:[Pp]ass(?:ed|es|ing)?|green|succeed(?:ed)?)\b"
+)
+"""A count of passes against a total in words; not dbt's progress line (`14 of 16 PASS name`)."""
+
+
+def short_of_all(claims: str) -> bool:
+    """The agent's own count of passes falls short of the total ("116 of 118 pass",
+    "Tests: 7/9 passing"): some still fail, whatever else it claims."""
+    for m in _N_OF_M.finditer(claims):
+        passed, total = (int(g.replace(",", "")) for g in m.groups())
+        if total > 0 and passed < total:
+            return True
+    return False
