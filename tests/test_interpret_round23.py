@@ -145,3 +145,15 @@ def test_dbt_progress_lines_are_no_count_of_passes() -> None:
         "The churn models are built and all 16 nodes passed.\n"
     )
     assert outcome(text) == "complete"
+
+
+def test_a_plan_that_waits_for_the_persons_go_ahead_or_pick_escalates() -> None:
+    plan = (
+        "## Plan\n1. Bump Django to 4.2 and fix the three deprecations.\n"
+        "2. Set CSRF_TRUSTED_ORIGINS from the list below.\n\n"
+    )
+    for last in (
+        "I'll wait for your go-ahead (and the origin list) before starting.",
+        "No code changes yet. Once you pick an option I expect about half a day including tests.",
+    ):
+        assert outcome(plan + last + "\n") == "escalate", last
