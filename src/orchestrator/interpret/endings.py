@@ -54,8 +54,8 @@ _USER_LEAD = re.compile(r"\bLet me know\b", re.I)
 """"Let me know…" asks the user; it announces nothing the agent does."""
 
 
-def _final_sentences(tail_text: str) -> list[str]:
-    return sentences(" ".join(tail_text.split()[-60:]))[-2:]
+def _final_sentences(tail_text: str, n: int = 2) -> list[str]:
+    return sentences(" ".join(tail_text.split()[-60 * n // 2 :]))[-n:]
 
 
 def ends_on_intention(tail_text: str) -> bool:
@@ -138,7 +138,7 @@ def awaits_go_ahead(tail_text: str) -> str | None:
     a HALT line stops it for the user: the work waits for a yes. The sentence, or None."""
     if halt := _HALT.search(tail_text):
         return halt.group(0).strip()
-    return next((x for x in _final_sentences(tail_text) if _GO_AHEAD.search(x)), None)
+    return next((x for x in _final_sentences(tail_text, 4) if _GO_AHEAD.search(x)), None)
 
 
 _REMAINING = re.compile(
