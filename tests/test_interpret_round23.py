@@ -157,3 +157,22 @@ def test_a_plan_that_waits_for_the_persons_go_ahead_or_pick_escalates() -> None:
         "No code changes yet. Once you pick an option I expect about half a day including tests.",
     ):
         assert outcome(plan + last + "\n") == "escalate", last
+
+
+def test_a_runners_bare_red_summary_after_the_claim_is_a_failure() -> None:
+    claim = "The date picker is migrated and the booking flow is ready.\n\n"
+    for tail in (
+        "✓ Bash    pnpm -F web e2e -- booking\n\n  ✘  2 [chromium] › booking.spec.ts:34:5\n"
+        "  2 failed\n  5 passed (40.9s)\n",
+        "Roo wants to execute this command:\n  pnpm -r typecheck\n"
+        "  packages/app typecheck: src/lib/dates.ts(14,10): error TS2305: no exported member.\n"
+        "  packages/app typecheck: Found 1 error in 1 file.\n"
+        "   ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  packages/app typecheck: `tsc --noEmit`\n"
+        "  Exit status 2\n",
+    ):
+        assert outcome(claim + tail) == "retry", tail
+
+
+def test_a_sentence_saying_nothing_failed_is_no_red_summary() -> None:
+    text = "The flaky retry is gone; across 20 runs 0 failed.\n\nAll 48 tests pass.\n"
+    assert outcome(text) == "complete"

@@ -389,7 +389,11 @@ only a tool prints, never a sentence of the agent's."""
 RESULT_LINE_FAIL = re.compile(
     r"^[\s│|⎿]*(?:The LLM did not conform to the edit format\b|apply_patch verification failed\b|"
     r"\d+ SEARCH/REPLACE blocks? failed to match\b|no tests ran in [\d.]+s\b|collected 0 items\b|"
-    r"Only \d+ reflections allowed, stopping\b)",
+    r"Only \d+ reflections allowed, stopping\b|"
+    # a runner's bare summary of a red run: Playwright's `2 failed`, tsc's `Found 3 errors in 3
+    # files.` (behind pnpm's `packages/app typecheck:`), pnpm's `Exit status 2`
+    r"[1-9]\d* failed\s*$|(?:[\w@/.-]+(?: [\w-]+)?: )?Found [1-9]\d* errors? in \d+ files?\.|"
+    r"Exit status [1-9]\d*\s*$|ERR_PNPM_\w+)",
 )
 """An agent tool's own report that the work did not land (Aider's edit-format refusal, Codex's
 patch that did not apply, a test run that found nothing to run), in whatever zone it stands."""
