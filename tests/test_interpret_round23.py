@@ -176,3 +176,31 @@ def test_a_runners_bare_red_summary_after_the_claim_is_a_failure() -> None:
 def test_a_sentence_saying_nothing_failed_is_no_red_summary() -> None:
     text = "The flaky retry is gone; across 20 runs 0 failed.\n\nAll 48 tests pass.\n"
     assert outcome(text) == "complete"
+
+
+OPENHANDS_END = (
+    "{t} - openhands:ERROR: agent_controller.py:318 - [Agent Controller 0f3a] Error while running "
+    "the agent: {error}\n"
+    "{t} - openhands:INFO: agent_controller.py:644 - [Agent Controller 0f3a] Setting "
+    "agent(CodeActAgent) state from AgentState.RUNNING to AgentState.ERROR\n"
+    "{t} - openhands:INFO: main.py:286 - Agent finished. Final state: AgentState.ERROR\n\n"
+    "=== run summary (resolver wrapper) ===\nissue: #214\nbranch: openhands-fix-issue-214\n"
+)
+
+
+def test_openhands_ending_in_its_error_state_failed_whatever_was_said_before() -> None:
+    before = "Agent: I switched the limiter to a sliding window and the tests pass.\n"
+    for error, expected in (
+        ("AgentStuckInLoopError: Agent got stuck in a loop", ("retry",)),
+        (
+            "RuntimeError: Agent reached maximum iteration in headless mode. Current iteration: "
+            "100, max iteration: 100",
+            ("retry",),
+        ),
+        (
+            "litellm.ServiceUnavailableError: AnthropicException - 503 Service Unavailable",
+            ("backoff", "wait", "retry"),
+        ),
+    ):
+        text = before + OPENHANDS_END.format(t="07:12:55", error=error)
+        assert outcome(text) in expected, error

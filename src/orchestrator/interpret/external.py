@@ -88,7 +88,8 @@ _RUN_FAILED = re.compile(
     r"\bTask ended\b|\bfailed after \d+ (?:retries|attempts)\b|\bexceeded retry limit\b|"
     # a loop runner stopping on it: "Stopping.", "No response received, exiting.", "Ralph exited:
     # api_limit", its status file's `"status":"error"`
-    r"\bStopping\.|\bexiting\b|\bstopped after \d+\b|\bexited: \w+|\"status\"\s*:\s*\"error\"",
+    r"\bStopping\.|\bexiting\b|\bstopped after \d+\b|\bexited: \w+|\"status\"\s*:\s*\"error\"|"
+    r"\bFinal state: AgentState\.ERROR\b",
     re.I,
 )
 """The run's own end says it failed: an exit status, a runner's `status: failed`, a CLI's

@@ -69,6 +69,12 @@ _GAPS_FOUND = re.compile(
 )
 """GSD's verifier report as the orchestrator shows it: "## ⚠ Phase 4 Verification Found Gaps",
 "## ⚠ Phase 2: Team Invites — Gaps Found"."""
+_AGENT_ERRORED = re.compile(
+    r"\bError while running the agent: ([^\n]{1,300})(?:\n[^\n]*){0,6}?\n[^\n]*"
+    r"\bAgent finished\. Final state: AgentState\.ERROR\b"
+)
+"""OpenHands headless ending in its ERROR state, with the error that put it there (stuck in a
+loop, maximum iterations): the run failed, whatever its agent said before."""
 _GATE_FAIL = re.compile(r"^[^\w\n]{0,6}(?:Gate|Gate decision|Quality gate)\s*:\s*\**FAIL\b", re.M)
 """BMAD's QA gate failing the story ("Gate: FAIL → docs/qa/gates/3.4.yml"): back to the developer."""
 _HALTED = re.compile(
@@ -390,6 +396,9 @@ def read_markers(text: str) -> Marked | None:
         found.append(
             Marked("completed", m.start(), "gsd-complete", evidence=m.group(0).strip("# "))
         )
+    for m in _AGENT_ERRORED.finditer(masked):
+        said = m.group(1).strip()
+        found.append(Marked("failed", m.start(), "status", evidence=said, error=said))
     for rx in (_GATE_FAIL, _GAPS_FOUND):  # a verdict's own failing line: BMAD's gate, GSD's gaps
         for m in rx.finditer(masked):
             found.append(Marked("failed", m.start(), "status", evidence=m.group(0).strip("#⏺ ")))

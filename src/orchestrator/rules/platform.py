@@ -339,7 +339,7 @@ _KIND_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "max_turns",
         re.compile(
-            r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?(?:turns|iterations|loops)|"
+            r"error_max_turns|(?:reached|hit|exceeded) (?:the )?max(?:imum)?[ _-]?(?:turns|iterations?|loops)|"
             r"max(?:imum)? (?:session )?(?:turns|iterations|loops) (?:reached|exceeded)|"
             r"turn limit (?:reached|exceeded)|"
             r"session turn limit|maximum number of turns|^\W*Continue to iterate\?|"

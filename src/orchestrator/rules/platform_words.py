@@ -66,7 +66,7 @@ PLATFORM_PHRASES = re.compile(
     r"\bAPI Error\b|\[API Error|\blitellm\.\w+Error\b|\b(?:overloaded|rate_limit|authentication|"
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
     r"\bMax(?:imum)? session turns\b|\bmaximum number of turns\b|"
-    r"\bmax(?:imum)? (?:iterations|loops) (?:reached|exceeded)\b|"
+    r"\bmax(?:imum)? (?:iterations|loops) (?:reached|exceeded)\b|\breached maximum iteration\b|"
     r"\byou(?:['’]?ve| have) (?:hit|reached|exceeded) your\b[^\n]{0,40}\b(?:limit|quota)|"
     r"\byou(?:['’]?ve| have) exhausted (?:the |your |this )[\w'’ -]{0,30}\b(?:limit|quota)\b|"
     # a bare status line (`503 server is overloaded.`), an API's JSON error object
