@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tests.corpus_cases import first_attempt
 
+from orchestrator.interpret.structured import unwrap
 from orchestrator.rules.platform import find_platform_error
 
 
@@ -204,3 +205,20 @@ def test_openhands_ending_in_its_error_state_failed_whatever_was_said_before() -
     ):
         text = before + OPENHANDS_END.format(t="07:12:55", error=error)
         assert outcome(text) in expected, error
+
+
+def test_opencode_json_events_are_read_as_its_console() -> None:
+    events = [
+        '{"type":"step_start","sessionID":"ses_1","part":{"type":"step-start"}}',
+        '{"type":"tool_use","sessionID":"ses_1","part":{"type":"tool","tool":"bash","state":'
+        '{"status":"completed","input":{"command":"go test ./api/..."},"output":"--- FAIL: '
+        'TestWriteError (0.00s)\\nFAIL\\tgithub.com/example/app/api\\t0.014s\\n"}}}',
+        '{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"Added '
+        '`ERROR_QUOTA_EXCEEDED` (HTTP 429) to the error code table; go test passes."}}',
+        '{"type":"step_finish","sessionID":"ses_1","part":{"type":"step-finish","reason":"stop"}}',
+    ]
+    shown = unwrap("\n".join(events))
+    assert "⏺ Bash(go test ./api/...)" in shown and "--- FAIL: TestWriteError" in shown
+    assert "⏺ Added `ERROR_QUOTA_EXCEEDED`" in shown
+    d = first_attempt("\n".join(events))
+    assert d.outcome != "escalate"  # the code it wrote names a quota: no quota trouble

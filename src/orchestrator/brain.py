@@ -25,6 +25,7 @@ from orchestrator.agent_words import (
     names_destruction,
     ran_destructive,
 )
+from orchestrator.interpret.structured import unwrap
 from orchestrator.llm import LLMBackend, extract_json, get_backend
 from orchestrator.loops import LoopDetector, LoopDetectorConfig, paraphrased_loop, similarity
 from orchestrator.models import Category, ConfigError
@@ -132,7 +133,8 @@ def _rules(
             False,
         )
     # a runner's summary line (seed 001: `Failed: <error>`) starts with its own word, not the error's
-    attempt_history = [_SUMMARY_HEAD.sub("", text) for text in attempt_history]
+    # a headless CLI's JSON events are read as the console transcript they stand for
+    attempt_history = [_SUMMARY_HEAD.sub("", unwrap(text)) for text in attempt_history]
     latest = tail(attempt_history[-1], SCAN_CHARS)
     loop = None if loops_checked else LoopDetector(config).check(attempt_history, task_id=task_id)
 

@@ -89,6 +89,8 @@ def _shown(rec: dict[str, Any]) -> list[str] | None:
         return _error(rec.get("error") if isinstance(rec.get("error"), dict) else rec)
     if kind == "message" and rec.get("role") == "assistant":  # Gemini CLI's stream-json
         return _text_lines(_str(rec.get("content")), "✦ ")
+    if isinstance(rec.get("part"), dict):  # OpenCode's `run --format json` events
+        return _opencode_part(rec["part"])
     if kind == "tool_use" and "tool_name" in rec:
         return [f"⏺ {rec.get('tool_name')}({_args(rec.get('parameters'))})"]
     if kind == "tool_result" and "tool_id" in rec:
@@ -174,6 +176,19 @@ def _codex_item(item: dict[str, Any], *, done: bool) -> list[str]:
     return []
 
 
+def _opencode_part(part: dict[str, Any]) -> list[str]:
+    """An OpenCode event's part as its console shows it: text as the agent's words, a tool call
+    with its input and its output (or error), steps as bookkeeping."""
+    kind = part.get("type")
+    if kind == "text":
+        return _text_lines(_str(part.get("text")), "⏺ ")
+    if kind == "tool":
+        state: dict[str, Any] = part["state"] if isinstance(part.get("state"), dict) else {}
+        shown = [f"⏺ {_str(part.get('tool')).capitalize()}({_args(state.get('input'))})"]
+        return shown + _tool_output(_str(state.get("output")) or _str(state.get("error")))
+    return []
+
+
 def _error(err: dict[str, Any] | None) -> list[str] | None:
     """An error record as its CLI prints it: a model API's own error body (`{"type":
     "overloaded_error", "message": "Overloaded"}`) as `API Error: overloaded_error: Overloaded`,
@@ -187,7 +202,10 @@ def _error(err: dict[str, Any] | None) -> list[str] | None:
     code = f"{status} " if isinstance(status, int) else ""
     if kind.endswith("_error"):
         return [f"API Error: {code}{kind}: {message}".rstrip(": ")]
-    return [f"ERROR: {code}{message}"] if message else None
+    # the body's own type or code stays with it ("insufficient_quota" says which 429 it was)
+    tag = kind or (_str(body.get("code")) if not isinstance(body.get("code"), int) else "")
+    said = f"{message} [{tag}]" if tag and tag != "error" and tag not in message else message
+    return [f"ERROR: {code}{said}"] if message else None
 
 
 def _tool_output(body: str) -> list[str]:

@@ -123,6 +123,8 @@ _NOT_ERROR = re.compile(
     r"\bassert(?:s|ed|ing|ions?)?\b|\bexpect(?:ed)?\b\W*\d{3}|\bshould (?:return|respond)|"
     # code that deals with such errors, described: "Catches asyncssh exceptions (`PermissionDenied` → 401)"
     r"\bcatch(?:es|ing)?\b|\bhandl(?:e|es|ed|ing)\b|"
+    # the agent telling what it added: "Added `ERROR_QUOTA_EXCEEDED` (HTTP 429) to the table"
+    r"^\W*(?:I(?:['’]ve| have)?\s+)?(?:added|implemented|introduced|mapped|wired)\s+(?!a retry\b)|"
     r"\brespond(?:s|ing)?(?: with)? \d{3}\b|\brespond(?:s)? with\b|\|\s*\d{3}\s*\||\bretries on\b|\bretr(?:y|ies|ying)(?: on| a| the)? \d{3}\b|\brate limit exceeded for (?:client|key|tenant|user|ip)\b|\btreated as\b|\bif you see\b|\bmeans you\b|"
     # a row of a markdown table: a catalogue of errors, not one that happened
     r"^\s*\|[^|\n]*\|[^|\n]*\||"

@@ -61,7 +61,7 @@ PLATFORM_PHRASES = re.compile(
     r"Please run /login|OAuth token (?:has )?expired|stream disconnected before completion|"
     r"Quota exceeded for quota metric|\bRESOURCE_EXHAUSTED\b|\bReached max(?:imum)?[ _-]?(?:turns|iterations|loops)\b|"
     r"\b(?:quota|allowance)\b(?:[^\n.]|\.(?=\w)){0,60}?\b(?:is |are |still |remains |has been |was )+(?:exhausted|used up|gone)\b|"
-    r"\b(?:daily |monthly |weekly )?quota exhausted\b|"
+    r"\b(?:daily |monthly |weekly )?quota exhausted\b|\bexceeded your current quota\b|"
     r"\berror_max_turns\b|\berror_during_execution\b|"
     r"\bAPI Error\b|\[API Error|\blitellm\.\w+Error\b|\b(?:overloaded|rate_limit|authentication|"
     r"permission|api)_error\b|\bunexpected status \d{3}\b|\bexceeded retry limit\b|"
