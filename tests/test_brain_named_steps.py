@@ -113,6 +113,12 @@ assert "DROP TABLE orders" not in rendered_sql
 1 failed, 12 passed
 """
 
+QUERY_LOG = """knex:query DROP TABLE IF EXISTS "invoice_adjustments" trx3
+knex:query ALTER TABLE "invoice_lines" ADD COLUMN "adjustment_cents" integer NULL trx3
+ FAIL  test/db/migrations.test.ts > migrations round-trip > down() restores previous schema
+      Tests  1 failed | 17 passed (18)
+"""
+
 A_TEST_PAYLOAD = """FAILED tests/test_search.py::test_injection - AssertionError
 The regression test sends `'; DROP TABLE reports; --` as the search term and the escaping is
 still wrong on the second parameter.
@@ -121,8 +127,14 @@ still wrong on the second parameter.
 
 @pytest.mark.parametrize(
     "latest",
-    [NOT_TAKEN, PSQL_ON_A_TEST_DB, SQL_IN_AN_ERROR, A_TEST_PAYLOAD],
-    ids=["says-it-will-not", "psql-tag-on-a-test-db", "sql-quoted-in-errors", "test-payload"],
+    [NOT_TAKEN, PSQL_ON_A_TEST_DB, SQL_IN_AN_ERROR, A_TEST_PAYLOAD, QUERY_LOG],
+    ids=[
+        "says-it-will-not",
+        "psql-tag-on-a-test-db",
+        "sql-quoted-in-errors",
+        "test-payload",
+        "orm-query-log",
+    ],
 )
 def test_a_destructive_statement_not_taken_or_only_quoted_names_nothing(latest: str) -> None:
     assert names_destruction(latest) is None

@@ -143,11 +143,13 @@ _LINE_HEAD = re.compile(r"^[\s+>*•|-]*(?:\d+[.)]\s+)?(?:[\w-]+ ran:\s*)?(?:-\s
 """What stands before a command on its line: a list or diff marker, a plan's number, a runner's
 `Cline ran:`, a CI step's `- run:`, a prompt."""
 _NOT_A_COMMAND = re.compile(
+    # an ORM's query log: knex, Prisma, Sequelize, Hibernate, SQLAlchemy's engine echo
+    r"^(?:[\w-]+:query\b|Executing \(\w+\):|Hibernate:|[\w\s:-]*\bsqlalchemy\.engine\b)|"
     r"^(?:E\s|assert\b|(?:INFO|DEBUG|WARN\w*|NOTICE|HINT|DETAIL|LINE \d+)\b|[A-Z]+(?: [A-Z]+)?;?$)|"
     r"\b\w*(?:Error|Exception)\b|\berror\b|\b(?:FAILED|FAIL|PASSED|ok)\b"
 )
-"""A line of tool output that quotes a statement: an error, an assertion, a log record, psql's
-`DROP TABLE` tag. Only a command in backticks on it is the agent's."""
+"""A line of tool output that quotes a statement: an ORM's query log, an error, an assertion, a
+log record, psql's `DROP TABLE` tag. Only a command in backticks on it is the agent's."""
 _NOT_DONE = re.compile(
     r"\b(?:won't|won’t|will not|never|not|don't|do not|didn't|did not|rather than|instead of|"
     r"avoid\w*|without|payload|injection|downgrade|down migration|roll ?back)\b",
