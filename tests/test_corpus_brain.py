@@ -39,7 +39,22 @@ STYLES = tuple(sorted(p.name for p in STYLES_CORPUS.iterdir() if p.is_dir()))
 """Realistic attempt histories written blind by helper sessions (`corpus_brain_styles/README.md`)."""
 LABELS = ("retry", "escalate")
 FIELDS = ("agent", "source", "label_from", "decision", "category", "kind", "attempts")
-AGENTS = ("cursor", "cline", "claude", "codex", "aider", "copilot", "gemini", "openhands", "roo")
+AGENTS = (
+    "cursor",
+    "cline",
+    "claude",
+    "codex",
+    "aider",
+    "copilot",
+    "gemini",
+    "openhands",
+    "roo",
+    # the loop runners and frameworks of the realistic sets bstyles24-29
+    "ralph",
+    "gsd",
+    "taskmaster",
+    "bmad",
+)
 CATEGORIES = (None, "external_service", "ambiguous_requirements", "extreme_destructive")
 KINDS = (
     "loop_same",
@@ -110,8 +125,11 @@ MEASURED: dict[str, tuple[float, float, float, float, float]] = {
 # bstyles15 0.867 → 0.900 and bstyles17 0.800 → 0.800 (d6559e7); bstyles16 0.783 → 0.817 and
 # bstyles14 0.817 → 0.850 (19c32d7); bstyles18 0.883 → 0.967, bstyles19 0.800 → 0.833 and
 # bstyles20 0.833 → 0.867 (0116517); bstyles21 0.800 → 0.867 and bstyles23 0.883 → 0.933
-# (b1ad09d); bstyles22 0.783 → 0.800 (ba36faa). The figures below are in-sample, at the
-# session's last rules.
+# (b1ad09d); bstyles22 0.783 → 0.800 (ba36faa). 2026-11-25, second session (start d56aa7a →
+# the commit first scored at): bstyles24 0.900 → 0.900, bstyles25 0.900 → 0.917 and bstyles26
+# 0.883 → 0.883 (6811adf), written on after; bstyles27 0.850 → 0.883, bstyles28 0.800 → 0.800
+# and bstyles29 0.883 → 0.883 (88cb81f), written at the start of the session and scored once at
+# its end. The figures below are in-sample, at the session's last rules.
 MEASURED_STYLES: dict[str, tuple[float, float, float, float, float]] = {
     "bstyles1": (0.983, 0.969, 0.000, 0.906, 0.300),
     "bstyles2": (0.967, 0.933, 0.000, 0.900, 0.367),
@@ -120,22 +138,28 @@ MEASURED_STYLES: dict[str, tuple[float, float, float, float, float]] = {
     "bstyles5": (0.933, 0.900, 0.033, 0.867, 0.367),
     "bstyles6": (0.950, 0.900, 0.000, 0.867, 0.550),
     "bstyles7": (0.983, 1.000, 0.033, 0.867, 0.283),
-    "bstyles8": (0.900, 0.833, 0.033, 0.733, 0.333),
+    "bstyles8": (0.900, 0.833, 0.033, 0.767, 0.333),
     "bstyles9": (0.933, 0.933, 0.067, 0.867, 0.300),
     "bstyles10": (0.917, 0.900, 0.067, 0.800, 0.383),
     "bstyles11": (0.933, 0.867, 0.000, 0.833, 0.300),
-    "bstyles12": (0.917, 0.867, 0.033, 0.733, 0.283),
+    "bstyles12": (0.933, 0.900, 0.033, 0.767, 0.267),
     "bstyles13": (0.783, 0.700, 0.133, 0.633, 0.417),
-    "bstyles14": (0.850, 0.733, 0.033, 0.633, 0.483),
-    "bstyles15": (0.917, 0.867, 0.033, 0.833, 0.267),
-    "bstyles16": (0.883, 0.833, 0.067, 0.833, 0.283),
+    "bstyles14": (0.883, 0.800, 0.033, 0.700, 0.450),
+    "bstyles15": (0.950, 0.933, 0.033, 0.900, 0.250),
+    "bstyles16": (0.917, 0.867, 0.033, 0.867, 0.283),
     "bstyles17": (0.917, 0.967, 0.133, 0.967, 0.267),
     "bstyles18": (0.967, 0.967, 0.033, 0.967, 0.300),
-    "bstyles19": (0.883, 0.767, 0.000, 0.733, 0.300),
-    "bstyles20": (0.900, 0.800, 0.000, 0.800, 0.400),
-    "bstyles21": (0.883, 0.833, 0.067, 0.800, 0.367),
-    "bstyles22": (0.833, 0.700, 0.033, 0.633, 0.467),
-    "bstyles23": (0.933, 0.867, 0.000, 0.867, 0.317),
+    "bstyles19": (0.900, 0.800, 0.000, 0.767, 0.283),
+    "bstyles20": (0.950, 0.900, 0.000, 0.900, 0.350),
+    "bstyles21": (0.900, 0.867, 0.067, 0.833, 0.350),
+    "bstyles22": (0.883, 0.800, 0.033, 0.733, 0.417),
+    "bstyles23": (0.967, 0.933, 0.000, 0.933, 0.300),
+    "bstyles24": (0.933, 0.967, 0.100, 0.933, 0.433),
+    "bstyles25": (0.967, 0.933, 0.000, 0.933, 0.283),
+    "bstyles26": (0.950, 0.967, 0.067, 0.933, 0.267),
+    "bstyles27": (0.883, 0.833, 0.067, 0.700, 0.400),
+    "bstyles28": (0.817, 0.733, 0.100, 0.700, 0.300),
+    "bstyles29": (0.883, 0.800, 0.033, 0.767, 0.400),
 }
 MARGIN = 0.10
 

@@ -22,6 +22,19 @@ from tests.test_corpus_real import CATEGORIES, Figures, mistakes, score, table
 
 CORPUS = Path(__file__).parent / "corpus_styles"
 STYLES = ("claude", "codex", "gemini", "aider", "gsd", "ralph", "taskmaster", "bmad")
+OTHER_AGENTS = (
+    # styles24-27: other agents' and frameworks' own output shapes
+    "copilot",
+    "cursor",
+    "cline",
+    "roo",
+    "openhands",
+    "goose",
+    "opencode",
+    "amp",
+    "claude-flow",
+    "superclaude",
+)
 
 
 def split_of(stem: str) -> str:
@@ -42,7 +55,7 @@ CASES["styles6"] = load_cases(CORPUS.parent / "corpus_styles6")
 CASES["styles7"] = load_cases(CORPUS.parent / "corpus_styles7")
 CASES["styles8"] = load_cases(CORPUS.parent / "corpus_styles8")
 CASES["styles9"] = load_cases(CORPUS.parent / "corpus_styles9")
-for _n in range(10, 24):
+for _n in range(10, 28):
     CASES[f"styles{_n}"] = load_cases(CORPUS.parent / f"corpus_styles{_n}")
 
 # (decision, category, escalations caught, false escalations on finished work), as measured.
@@ -206,17 +219,31 @@ MEASURED: dict[str, tuple[float, float, float, float]] = {
     # 0.925, 0.892, 0.900, 0.050 → 0.933, 0.900, 0.925, 0.050 (ba36faa).
     "styles22": (0.933, 0.925, 0.925, 0.000),
     "styles23": (0.933, 0.900, 0.925, 0.050),
+    # 2026-11-25, second session (start d56aa7a). styles24 (other agents' own shapes: Copilot,
+    # Cursor, Cline, Roo, OpenHands, Goose, OpenCode, Amp) and styles25 (long outputs whose
+    # deciding line stands mid-way) were written blind and scored once early in the session,
+    # then written on: styles24 0.892, 0.858, 0.950, 0.050 (d56aa7a and 6811adf alike) → 0.958,
+    # 0.892, 0.975, 0.025 in-sample; styles25 0.700, 0.808, 0.675, 0.000 (d56aa7a) → 0.708,
+    # 0.817, 0.700, 0.000 (c9ab840) → 0.833 in-sample. styles26 (outputs as users paste them)
+    # and styles27 (loop runners and frameworks) were written blind at the same time and scored
+    # once at the session's end, with no rule written on them: styles26 0.833, 0.900, 0.900,
+    # 0.000 → 0.833, 0.908, 0.900, 0.000; styles27 0.892, 0.842, 0.900, 0.050 both (88cb81f).
+    "styles24": (0.892, 0.858, 0.950, 0.050),
+    "styles25": (0.708, 0.817, 0.700, 0.000),
+    "styles26": (0.833, 0.908, 0.900, 0.000),
+    "styles27": (0.892, 0.842, 0.900, 0.050),
 }
 FLOOR = 0.10
 
 
 def test_headers_agree_with_folders() -> None:
-    written = [c for k in [f"styles{n}" for n in range(2, 24)] for c in CASES[k]]
+    written = [c for k in [f"styles{n}" for n in range(2, 28)] for c in CASES[k]]
     assert len(ALL) >= 100 and len(written) >= 300
     for c in ALL + written:
         m = c.meta
         assert {"agent", "category", "decision", "action", "note"} <= set(m), c.path
-        assert m["agent"] in STYLES and c.path.stem.startswith(f"{m['agent']}_"), c.path
+        assert m["agent"] in STYLES + OTHER_AGENTS, c.path
+        assert c.path.stem.startswith(f"{m['agent']}_"), c.path
         assert m["decision"] == FOLDER[c.verdict], c.path
         assert m["category"] in (None, *CATEGORIES), c.path
         assert m["action"] in (None, "wait", "backoff"), c.path
@@ -251,6 +278,10 @@ def test_headers_agree_with_folders() -> None:
         "styles21",
         "styles22",
         "styles23",
+        "styles24",
+        "styles25",
+        "styles26",
+        "styles27",
     ),
 )
 def test_styles(split: str) -> None:
