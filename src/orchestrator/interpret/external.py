@@ -10,7 +10,7 @@ import re
 from orchestrator.interpret.model import Interpretation
 from orchestrator.interpret.text import Line
 from orchestrator.rules.external import external_trouble
-from orchestrator.rules.platform import PlatformError, find_platform_error, kind_of
+from orchestrator.rules.platform import TAIL_LINES, PlatformError, find_platform_error, kind_of
 from orchestrator.rules.platform_ask import OPTIONS, question_for, recommendation_for
 
 
@@ -98,11 +98,14 @@ _RUN_FAILED = re.compile(
 
 _REPORT_LINES = 30
 """How far above the end a runner's report may push the platform's error."""
+_REPORT_TAIL_CHARS = 8_000
 
 
 def _before_the_runs_end(text: str) -> PlatformError | None:
     """The platform's error above what a runner printed after the session (its report, the
     agent's plan, notes), when the run's end says it failed: the error is where it ended."""
+    if text.count("\n", -_REPORT_TAIL_CHARS) <= TAIL_LINES:
+        return None  # the first reading saw these lines already
     err = find_platform_error(text, tail=_REPORT_LINES)
     if err is None:
         return None
