@@ -67,7 +67,7 @@ ACCESS_NEEDED = re.compile(
     r"(?:rights|access|permissions?)\b"
     # es, it, pt, fr, de: "someone with the Owner role has to grant …", "someone must log in"
     r"|\b(?:que|serve che|preciso que|il faut que|muss) (?:alguien|qualcuno|alguém|quelqu'un|jemand)"
-    r"\b[^.\n]{0,60}?\b(?:conceda|otorgue|haga|faccia|conceda|conceda|faça|conceda|accorde|fasse|"
+    r"\b[^.\n]{0,60}?\b(?:conceda|otorgue|haga|faccia|faça|accorde|fasse|"
     r"gewährt|erteilt|anmeldet|einloggt)\b",
     re.I,
 )
