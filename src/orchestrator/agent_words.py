@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from orchestrator.interpret.core import interpret_rules
 from orchestrator.interpret.destructive import held_for_data_loss, is_extreme_destructive
 from orchestrator.interpret.model import Interpretation
-from orchestrator.interpret.text import final_prose, split_lines, tail_text
+from orchestrator.interpret.text import final_prose, sentences, split_lines, tail_text
 from orchestrator.models import Category
 from orchestrator.rules.failure import ANSI
 from orchestrator.rules.hints import SCAN_CHARS, quote
@@ -53,7 +53,7 @@ def data_at_stake(words: str) -> bool:
     not taken ("I did not want to delete or rewrite a test …")."""
     return any(
         _DATA_AT_STAKE.search(sentence) and not _NOT_DONE.search(sentence)
-        for sentence in _SENTENCE_END.split(words)
+        for sentence in sentences(words)
     )
 
 
@@ -159,9 +159,6 @@ _NOT_DONE = re.compile(
 what undoing a migration would run."""
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
-
-
 def _lost_something(command: str | None, line: str = "") -> str | None:
     """COMMAND, unless it (or the LINE naming it) is aimed at a throwaway target and at nothing
     shared."""
@@ -193,7 +190,7 @@ def names_destruction(text: str) -> str | None:
     to look before another attempt runs it, or builds on what it lost. What is said not to be
     taken, tool output quoting SQL, and throwaway targets are passed over."""
     for line in ANSI.sub("", text[-SCAN_CHARS:]).splitlines():
-        for sentence in _SENTENCE_END.split(line):
+        for sentence in sentences(line):
             command = _LINE_HEAD.sub("", sentence)
             candidates = _spans(sentence)
             if not _NOT_A_COMMAND.search(command.strip()):
